@@ -1,0 +1,25 @@
+# The two set-up commands of the README: `make demo` (the main job) and `make test`.
+# Each creates the virtual environment with the pinned dependencies when it is missing or stale.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+REQS := requirements.txt requirements-dev.txt pyproject.toml
+STAMP := $(VENV)/.stamp-$(shell cat $(REQS) | sha1sum | cut -c1-12)
+
+.PHONY: demo test bench setup
+setup: $(STAMP)
+
+$(STAMP): $(REQS)
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+	$(VENV)/bin/python -m pip install -q -r requirements.txt -r requirements-dev.txt
+	$(VENV)/bin/python -m pip install -q --no-deps --no-build-isolation -e .
+	@rm -f $(VENV)/.stamp-*; touch $@
+
+demo: $(STAMP)
+	$(VENV)/bin/figlink demo
+
+test: $(STAMP)
+	$(VENV)/bin/python -m pytest
+
+bench: $(STAMP)
+	$(VENV)/bin/python benchmarks/run_all.py

@@ -1,0 +1,239 @@
+"""One grammar for figure mentions: "Figure 1d", "Figs. 2A–C", "Figures 3B and 4C", "Figs 3–5",
+"Figure 1—figure supplement 2A", "Supplementary Fig. S1", "Extended Data Fig. 4", "Appendix 1—figure 2".
+
+The same grammar reads figure labels ("Figure 1—figure supplement 2." → key ``"1-s2"``), the text of
+JATS ``<xref>`` citations, mentions in plain text (JATS paragraphs without markup, PDF body text) and
+the figure index at the start of a caption. A *figure key* names a figure independently of how it is
+written: ``"3"`` (Figure 3), ``"S3"`` (Supplementary Figure 3 / Figure S3), ``"ED4"`` (Extended Data
+Figure 4), ``"1-s2"`` (Figure 1—figure supplement 2), ``"A1-2"`` (Appendix 1—figure 2), ``"R1"``
+(Author response image 1). Panel letters are lower case.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+_D = f"[{_DASH}]"
+
+# "Figure", "Figs.", "FIG", "Fig", optionally qualified ("Supplementary", "Extended Data", "Appendix 1—").
+_KEYWORD = re.compile(
+    rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+data|source\s+data)\s+
+             |appendix\s*(?P<app>\d+|[A-Z])\s*{_D}\s*
+             |author\s+response\s+)?
+         (?P<word>fig(?:ure)?s?(?![a-z])\.?|image(?=s?\s*\d))""",
+    re.I | re.X,
+)
+_NUM = re.compile(r"(?P<pre>[SA]?)(?P<n>\d{1,3})(?![\d])(?!\.\d)")
+_SUPP = re.compile(rf"\s*{_D}?\s*figure\s+supplements?\s*", re.I)
+_LETTER_ATTACHED = re.compile(r"\(?([A-Za-z])\)?(?![A-Za-z0-9])|([A-Za-z])(?=[{}])".format(_DASH + ",&"))
+_LETTER_SPACED = re.compile(r"[ \u00a0]\(?([A-Z])\)?(?![A-Za-z0-9])|[ \u00a0]\(([a-z])\)")
+_LETTER_SEP = re.compile(rf"\s*(?P<sep>{_D}|,|&|and\b|to\b)\s*\(?(?P<l>[A-Za-z])\)?(?![A-Za-z0-9])")
+_ITEM_SEP = re.compile(rf"\s*(?P<sep>{_D}|,|;|&|and\b|or\b|to\b)\s*(?:(?:figs?\.?|figures?)\s*)?", re.I)
+_MAX_RANGE = 30
+
+
+@dataclass(frozen=True)
+class FigureCitation:
+    """One figure named in a mention, with the panel letters named for it (empty: the whole figure)."""
+
+    key: str
+    panels: tuple[str, ...] = ()
+
+
+@dataclass
+class Mention:
+    """A figure mention found in plain text: its span, its text, and the figures it names."""
+
+    start: int
+    end: int
+    text: str
+    citations: list[FigureCitation] = field(default_factory=list)
+
+
+def expand_letters(first: str, last: str) -> list[str]:
+    """``expand_letters("A", "C") == ["a", "b", "c"]``; a reversed or mixed range gives both ends."""
+    a, b = first.lower(), last.lower()
+    if a <= b and ord(b) - ord(a) <= 25 and first.isupper() == last.isupper():
+        return [chr(c) for c in range(ord(a), ord(b) + 1)]
+    return [a, b]
+
+
+def _qualifier_prefix(qual: str | None, app: str | None) -> str:
+    if not qual:
+        return ""
+    q = qual.lower()
+    if app is not None:
+        return f"A{app}-"
+    if q.startswith("ext"):
+        return "ED"
+    if q.startswith("sup"):
+        return "S"
+    if q.startswith("author"):
+        return "R"
+    if q.startswith("source"):
+        return "SD"
+    return ""
+
+
+def _make_key(prefix: str, pre: str, n: str) -> str:
+    n = str(int(n))
+    if prefix == "S":
+        return "S" + n
+    if prefix:
+        return prefix + n
+    return (pre.upper() + n) if pre else n
+
+
+def _read_panels(text: str, i: int) -> tuple[list[str], int]:
+    """Panel letters right after a figure number: "1A", "1(a)", "1a–c", "1A,B", "1 A", "1A and C"."""
+    m = _LETTER_ATTACHED.match(text, i)
+    if m is None:
+        m = _LETTER_SPACED.match(text, i)
+    if m is None:
+        return [], i
+    first = m.group(1) or m.group(2)
+    letters = [first.lower()]
+    i = m.end()
+    upper = first.isupper()
+    while True:
+        s = _LETTER_SEP.match(text, i)
+        if s is None:
+            break
+        letter = s.group("l")
+        if letter.isupper() != upper:
+            break
+        # "Figure 1A and B6 mice" is stopped by the look-ahead; "Fig. 2a and a new…" by case; a
+        # following figure number ("1A, 2") is not a letter at all.
+        if s.group("sep") in _DASH or s.group("sep") == "to":
+            letters[-1:] = expand_letters(letters[-1].upper() if upper else letters[-1],
+                                          letter)
+        else:
+            letters.append(letter.lower())
+        i = s.end()
+    seen: dict[str, None] = {}
+    for letter in letters:
+        seen.setdefault(letter, None)
+    return list(seen), i
+
+
+def _read_items(text: str, i: int, prefix: str) -> tuple[list[FigureCitation], int]:
+    """Figure numbers (with supplements and panels) and the separators between them."""
+    cites: list[FigureCitation] = []
+    end = i
+    pending_range: int | None = None
+    while True:
+        m = _NUM.match(text, i)
+        if m is None:
+            break
+        number = int(m.group("n"))
+        key = _make_key(prefix, m.group("pre"), m.group("n"))
+        i = m.end()
+        s = _SUPP.match(text, i)
+        if s is not None and not prefix:
+            # "Figure 1—figure supplements 1 and 2", each supplement may carry panels.
+            j = s.end()
+            supp_cites: list[FigureCitation] = []
+            supp_range: int | None = None
+            while True:
+                sm = re.compile(r"\d{1,3}(?!\d)").match(text, j)
+                if sm is None:
+                    break
+                k = int(sm.group(0))
+                j = sm.end()
+                panels, j = _read_panels(text, j)
+                if supp_range is not None and supp_range < k <= supp_range + _MAX_RANGE:
+                    supp_cites.extend(FigureCitation(f"{number}-s{x}") for x in range(supp_range + 1, k))
+                supp_cites.append(FigureCitation(f"{number}-s{k}", tuple(panels)))
+                supp_range = None
+                sep = re.compile(rf"\s*({_D}|,|&|and\b)\s*(?=\d)").match(text, j)
+                if sep is None:
+                    break
+                if sep.group(1) in _DASH:
+                    supp_range = k
+                j = sep.end()
+            if supp_cites:
+                cites.extend(supp_cites)
+                i = end = j
+                pending_range = None
+                nxt = _ITEM_SEP.match(text, i)
+                if nxt is None or _NUM.match(text, nxt.end()) is None:
+                    break
+                i = nxt.end()
+                continue
+        panels, i = _read_panels(text, i)
+        if pending_range is not None and pending_range < number <= pending_range + _MAX_RANGE:
+            cites.extend(FigureCitation(_make_key(prefix, m.group("pre"), str(x)))
+                         for x in range(pending_range + 1, number))
+        pending_range = None
+        cites.append(FigureCitation(key, tuple(panels)))
+        end = i
+        nxt = _ITEM_SEP.match(text, i)
+        if nxt is None or _NUM.match(text, nxt.end()) is None:
+            break
+        sep = nxt.group("sep")
+        if (sep in _DASH or sep.lower() == "to") and not panels:
+            pending_range = number
+        i = nxt.end()
+    return cites, end
+
+
+def parse_mention(text: str) -> list[FigureCitation]:
+    """Figures and panels named by a citation text, with or without its keyword.
+
+    ``"Figs. 2A–C and 3B"`` → ``[("2", (a, b, c)), ("3", (b,))]``; ``"4C"`` → ``[("4", (c,))]``;
+    a text that is only panel letters (``"B"``, ``"C–E"``) → one citation with key ``""``.
+    """
+    s = text.strip()
+    m = _KEYWORD.search(s)
+    if m is not None and m.start() <= 2:
+        prefix = _qualifier_prefix(m.group("qual"), m.group("app"))
+        j = m.end()
+        while j < len(s) and s[j] in " \u00a0":
+            j += 1
+        cites, _ = _read_items(s, j, prefix)
+        return cites
+    if _NUM.match(s):
+        cites, _ = _read_items(s, 0, "")
+        return cites
+    panels, _ = _read_panels(" " + s if s[:1].isupper() else s, 0)
+    if not panels and s[:1] == "(":
+        panels, _ = _read_panels(s, 0)
+    return [FigureCitation("", tuple(panels))] if panels else []
+
+
+def figure_key(label: str | None) -> str | None:
+    """The figure key of a label or caption start: "Figure 1—figure supplement 2." → ``"1-s2"``."""
+    if not label:
+        return None
+    cites = parse_mention(label)
+    return cites[0].key if cites and cites[0].key else None
+
+
+def figure_number(key: str | None) -> str | None:
+    """The printed number of a key: ``"3"`` → ``"3"``, ``"S3"`` → ``"S3"``, ``"1-s2"`` → ``"1"``."""
+    if not key:
+        return None
+    return key.split("-s", 1)[0] if "-s" in key else key
+
+
+def find_mentions(text: str) -> list[Mention]:
+    """Every figure mention written out in plain text, in order, with the figures and panels it names."""
+    out: list[Mention] = []
+    pos = 0
+    while True:
+        m = _KEYWORD.search(text, pos)
+        if m is None:
+            return out
+        pos = m.end()
+        if m.start() > 0 and text[m.start() - 1].isalpha():
+            continue
+        prefix = _qualifier_prefix(m.group("qual"), m.group("app"))
+        j = m.end()
+        while j < len(text) and text[j] in " \u00a0":
+            j += 1
+        cites, end = _read_items(text, j, prefix)
+        if cites:
+            out.append(Mention(m.start(), end, text[m.start():end], cites))
+            pos = end
