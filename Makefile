@@ -12,7 +12,7 @@ $(STAMP): $(REQS)
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
 	$(VENV)/bin/python -m pip install -q -r requirements.txt -r requirements-dev.txt
-	$(VENV)/bin/python -m pip install -q --no-deps --no-build-isolation -e .
+	$(VENV)/bin/python -m pip install -q --no-deps -e .
 	@rm -f $(VENV)/.stamp-*; touch $@
 
 demo: $(STAMP)
