@@ -1,0 +1,216 @@
+"""PDF ingestion: figures (crops, page, bbox in points), captions, and the body sentences citing them.
+
+``parse_pdf(path)`` reads the document page by page (bounded memory, a per-document time limit);
+``parse_pdf(path, xml=...)`` merges the result with the article's JATS (see :mod:`figlink.ingest.merge`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pypdfium2 as pdfium
+
+from figlink.errors import FiglinkError, ParseError
+from figlink.ingest.pdf_body import inline_refs, inside, is_margin, paragraphs, reading_order, running_lines
+from figlink.ingest.pdf_captions import Caption, find_captions
+from figlink.ingest.pdf_doc import Limits, TimeLimit, iter_pages, open_pdf, render_scale
+from figlink.ingest.pdf_figures import Region, body_width, graphic_regions, grow, is_body_line, match
+from figlink.ingest.pdf_page import Box, Line, PageContent, area, intersection, read_page
+from figlink.model import Figure, Paper
+from figlink.text.mentions import figure_number
+
+LAYOUT_SCALE = 1.0  # the layout model resizes to ~800 px anyway
+OCR_DPI = 150.0
+
+
+@dataclass
+class Options:
+    """How to read a PDF: crop resolution, the models to use, the caps."""
+
+    dpi: float = 150.0
+    layout: bool = True  # layout model where the PDF's own graphics leave a caption unmatched
+    ocr: bool = True  # OCR pages that have no text layer
+    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass
+class _Found:
+    caption: Caption
+    box: Box
+    page: int
+    source: str
+
+
+def _is_scanned(content: PageContent) -> bool:
+    if len("".join(ln.text for ln in content.lines)) > 20:
+        return False
+    page_area = content.width * content.height
+    return any(g.kind == "image" and area(g.box) > 0.4 * page_area for g in content.graphics)
+
+
+def _ocr_page(page: pdfium.PdfPage, content: PageContent, opts: Options) -> None:
+    from figlink.ingest.pdf_models import ocr_lines
+
+    scale = render_scale(content.width, content.height, OCR_DPI, opts.limits)
+    image = page.render(scale=scale).to_numpy()
+    content.lines = ocr_lines(image[:, :, :3], scale)
+    content.ocr = True
+    page_area = content.width * content.height
+    content.graphics = [g for g in content.graphics if area(g.box) < 0.4 * page_area]
+
+
+def _layout_regions(page: pdfium.PdfPage, content: PageContent, opts: Options) -> list[Region]:
+    from figlink.ingest.pdf_models import layout_boxes
+
+    scale = render_scale(content.width, content.height, 72.0 * LAYOUT_SCALE, opts.limits)
+    image = page.render(scale=scale).to_numpy()[:, :, :3]
+    full = body_width(content.lines)
+    body = [ln.box for ln in content.lines if is_body_line(ln, full)]
+    out = []
+    for label, box, score in layout_boxes(image, scale):
+        if label != "figure":
+            continue
+        if sum(1 for b in body if inside(b, box)) >= 3:
+            continue  # running text that the model took for a figure
+        out.append(Region(box, "layout", score))
+    return out
+
+
+def _page_figures(page: pdfium.PdfPage, content: PageContent, opts: Options,
+                  warnings: list[str]) -> list[_Found]:
+    captions = find_captions(content)
+    if not captions:
+        return []
+    regions = graphic_regions(content, captions)
+    pairs = match(captions, regions, content)
+    missing = [i for i, c in enumerate(captions) if i not in pairs and not c.continuation]
+    if missing and opts.layout:
+        try:
+            extra = _layout_regions(page, content, opts)
+        except Exception as exc:  # noqa: BLE001 - the model is an aid; the page goes on without it
+            warnings.append(f"page {content.index + 1}: layout model failed ({type(exc).__name__}: {exc})")
+            extra = []
+        extra = [r for r in extra if not any(intersection(r.box, g.box) > 0.5 * area(r.box) for g in regions)]
+        if extra:
+            regions = regions + extra
+            pairs = match(captions, regions, content)
+    full = body_width(content.lines)
+    walls = [ln.box for ln in content.lines if is_body_line(ln, full)] + [c.box for c in captions]
+    spare = [r.box for j, r in enumerate(regions) if j not in pairs.values()]
+    found = []
+    for i, j in sorted(pairs.items()):
+        cap = captions[i]
+        box = grow(regions[j].box, cap.box, spare, [w for w in walls if w != cap.box])
+        found.append(_Found(cap, box, content.index, regions[j].source))
+    for i, cap in enumerate(captions):
+        if i not in pairs:
+            found.append(_Found(cap, (0.0, 0.0, 0.0, 0.0), content.index, "none"))
+    return found
+
+
+def _crop(page: pdfium.PdfPage, content: PageContent, box: Box, opts: Options, out: Path) -> None:
+    pad = 2.0
+    x0, y0 = max(0.0, box[0] - pad), max(0.0, box[1] - pad)
+    x1, y1 = min(content.width, box[2] + pad), min(content.height, box[3] + pad)
+    scale = render_scale(x1 - x0, y1 - y0, opts.dpi, opts.limits)
+    bitmap = page.render(scale=scale, crop=(x0, content.height - y1, content.width - x1, y0))
+    bitmap.to_pil().save(out, format="PNG", optimize=False)
+
+
+def _figure_id(key: str) -> str:
+    return "fig" + re.sub(r"[^A-Za-z0-9]", "", key.replace("-s", "s"))
+
+
+def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path | None = None,
+              options: Options | None = None) -> Paper:
+    """One :class:`Paper` from a PDF (source ``"pdf"``), or merged with its JATS (``"jats+pdf"``).
+
+    Figure crops are written as PNG into ``image_dir`` when given (``Figure.image`` is then the file
+    name, relative to ``image_dir``). ``Figure.page`` is 1-based; ``Figure.bbox`` is in PDF points,
+    origin at the top-left of the page. Raises :class:`~figlink.errors.InputError` or
+    :class:`~figlink.errors.ParseError` with a one-line reason for a bad file.
+    """
+    opts = options or Options()
+    path = Path(path)
+    paper_id = path.stem
+    clock = TimeLimit(opts.limits.time_limit_s, path.name)
+    doc = open_pdf(path, opts.limits)
+    warnings: list[str] = []
+    figures: dict[str, Figure] = {}
+    extra_text: dict[str, list[str]] = {}
+    body_pages: list[tuple[float, float, list[Line]]] = []
+    if image_dir is not None:
+        image_dir = Path(image_dir)
+        image_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        for i, page in iter_pages(doc, path.name, opts.limits, clock):
+            content = read_page(page, i)
+            if _is_scanned(content) and opts.ocr:
+                try:
+                    _ocr_page(page, content, opts)
+                    warnings.append(f"page {i + 1}: no text layer, read by OCR")
+                except FiglinkError:
+                    raise
+                except Exception as exc:  # noqa: BLE001
+                    warnings.append(f"page {i + 1}: OCR failed ({type(exc).__name__}: {exc})")
+            if content.width * content.height > opts.limits.max_render_pixels / (opts.dpi / 72.0) ** 2:
+                warnings.append(f"page {i + 1}: {content.width:.0f}x{content.height:.0f} points; "
+                                "rendered below the requested resolution")
+            taken: list[Box] = []
+            for f in _page_figures(page, content, opts, warnings):
+                cap = f.caption
+                taken.extend(ln.box for ln in cap.lines)
+                if cap.continuation:
+                    extra_text.setdefault(cap.key, []).append(cap.text)
+                    continue
+                if f.source != "none":
+                    taken.append(f.box)
+                if cap.key in figures:
+                    warnings.append(f"page {i + 1}: a second caption for {cap.label} was skipped")
+                    continue
+                fig = Figure(figure_id=_figure_id(cap.key), label=cap.label, number=figure_number(cap.key),
+                             caption=cap.text, page=i + 1)
+                if "-s" in cap.key:
+                    fig.parent = _figure_id(cap.key.split("-s", 1)[0])
+                if f.source != "none":
+                    fig.bbox = [round(v, 2) for v in f.box]
+                    if image_dir is not None:
+                        name = f"{paper_id}_{fig.figure_id}.png"
+                        _crop(page, content, f.box, opts, image_dir / name)
+                        fig.image = name
+                else:
+                    warnings.append(f"page {i + 1}: no figure region found for {cap.label}")
+                figures[cap.key] = fig
+            keep = [ln for ln in content.lines
+                    if not any(inside(ln.box, t, 0.6) for t in taken)]
+            body_pages.append((content.width, content.height, keep))
+            clock.check(f"page {i + 1}")
+    except pdfium.PdfiumError as exc:
+        raise ParseError(f"{path.name}: unreadable PDF ({exc})") from exc
+    finally:
+        doc.close()
+
+    for key, texts in extra_text.items():
+        if key in figures:
+            figures[key].caption = " ".join([figures[key].caption] + [t for t in texts if t]).strip()
+
+    running = running_lines([(h, lines) for _, h, lines in body_pages])
+    blocks: list[list[Line]] = []
+    for w, h, lines in body_pages:
+        blocks.extend(reading_order([ln for ln in lines if not is_margin(ln, h, running)], w))
+    refs = inline_refs(paragraphs(blocks), set(figures))
+    for key, fig in figures.items():
+        fig.inline_refs = refs.get(key, [])
+
+    paper = Paper(paper_id=paper_id, source="pdf", figures=list(figures.values()), warnings=warnings)
+    if xml is not None:
+        from figlink.ingest.merge import merge_jats_pdf
+        from figlink.ingest.jats import parse_jats
+
+        paper = merge_jats_pdf(parse_jats(Path(xml)), paper)
+    return paper
+
+
+__all__ = ["Options", "parse_pdf"]

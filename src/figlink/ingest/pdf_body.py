@@ -1,0 +1,131 @@
+"""Body text of a PDF in reading order (columns by recursive XY-cut, running headers and footers
+dropped) and the sentences in it that cite figures."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from statistics import median
+
+from figlink.ingest.pdf_captions import join_lines
+from figlink.ingest.pdf_page import Box, Line
+from figlink.model import InlineRef
+from figlink.text.mentions import find_mentions
+
+MARGIN_BAND = 0.065  # of the page height: lines wholly inside it are running headers or footers
+_SENTENCE_END = re.compile(r"[.!?:]['\")\]]?$")
+_DIGITS = re.compile(r"\d+")
+
+
+def _xy_cut(lines: list[Line], min_gutter: float, out: list[list[Line]]) -> None:
+    """Split lines into reading-order blocks: columns first (a vertical gutter), then bands."""
+    if len(lines) <= 1:
+        if lines:
+            out.append(lines)
+        return
+    h = median(ln.height for ln in lines)
+    # a vertical gutter that no line crosses
+    spans = sorted((ln.box[0], ln.box[2]) for ln in lines)
+    reach = spans[0][1]
+    for x0, x1 in spans[1:]:
+        if x0 - reach >= min_gutter:
+            left = [ln for ln in lines if ln.box[2] <= reach + 0.01]
+            right = [ln for ln in lines if ln.box[2] > reach + 0.01]
+            _xy_cut(left, min_gutter, out)
+            _xy_cut(right, min_gutter, out)
+            return
+        reach = max(reach, x1)
+    # a horizontal band of white space
+    spans = sorted((ln.box[1], ln.box[3]) for ln in lines)
+    reach = spans[0][1]
+    for y0, y1 in spans[1:]:
+        if y0 - reach >= 1.2 * h:
+            top = [ln for ln in lines if ln.box[3] <= reach + 0.01]
+            bottom = [ln for ln in lines if ln.box[3] > reach + 0.01]
+            _xy_cut(top, min_gutter, out)
+            _xy_cut(bottom, min_gutter, out)
+            return
+        reach = max(reach, y1)
+    out.append(sorted(lines, key=lambda ln: (ln.box[1], ln.box[0])))
+
+
+def reading_order(lines: list[Line], page_width: float) -> list[list[Line]]:
+    """Blocks of lines in the order a reader takes them (top-down, left column before right)."""
+    out: list[list[Line]] = []
+    _xy_cut([ln for ln in lines if not ln.vertical], max(8.0, 0.015 * page_width), out)
+    return out
+
+
+def _margin_key(text: str) -> str:
+    return _DIGITS.sub("#", text.strip().lower())
+
+
+def running_lines(pages: list[tuple[float, list[Line]]]) -> set[str]:
+    """Texts (digits masked) that recur near the top or bottom of three or more pages."""
+    counts: Counter[str] = Counter()
+    for height, lines in pages:
+        seen = {_margin_key(ln.text) for ln in lines
+                if ln.box[3] < 0.12 * height or ln.box[1] > 0.88 * height}
+        counts.update(seen)
+    limit = 3 if len(pages) >= 4 else len(pages) + 1
+    return {k for k, n in counts.items() if n >= limit}
+
+
+def is_margin(line: Line, page_height: float, running: set[str]) -> bool:
+    if line.box[3] < MARGIN_BAND * page_height or line.box[1] > (1 - MARGIN_BAND) * page_height:
+        return True
+    if line.box[3] < 0.12 * page_height or line.box[1] > 0.88 * page_height:
+        return _margin_key(line.text) in running
+    return False
+
+
+def paragraphs(blocks: list[list[Line]]) -> list[str]:
+    """Paragraph texts: lines joined (hyphenation undone), broken at wide gaps between lines."""
+    paras: list[str] = []
+    cur: list[str] = []
+    for block in blocks:
+        prev: Line | None = None
+        for ln in block:
+            if prev is not None and ln.box[1] - prev.box[3] > 0.9 * max(ln.height, prev.height):
+                paras.append(join_lines(cur))
+                cur = []
+            cur.append(ln.text)
+            prev = ln
+        if cur and _SENTENCE_END.search(cur[-1]):
+            paras.append(join_lines(cur))
+            cur = []
+    if cur:
+        paras.append(join_lines(cur))
+    return [p for p in paras if p]
+
+
+def inline_refs(paras: list[str], keys: set[str]) -> dict[str, list[InlineRef]]:
+    """Citing sentences per figure key, with the mention as written and the panels it names."""
+    from figlink.text.sentences import sentence_spans
+
+    out: dict[str, list[InlineRef]] = {}
+    for para in paras:
+        if not find_mentions(para):
+            continue
+        for a, b in sentence_spans(para):
+            sent = para[a:b].strip()
+            seen: set[tuple[str, str]] = set()
+            for m in find_mentions(sent):
+                for cite in m.citations:
+                    if cite.key not in keys or (cite.key, m.text) in seen:
+                        continue
+                    seen.add((cite.key, m.text))
+                    out.setdefault(cite.key, []).append(
+                        InlineRef(text=sent, mention=m.text, panels=list(cite.panels), tagged=False))
+    return out
+
+
+def inside(box: Box, region: Box, frac: float = 0.5) -> bool:
+    """True when at least ``frac`` of ``box`` lies in ``region``."""
+    from figlink.ingest.pdf_page import area, intersection
+
+    a = area(box)
+    return a > 0 and intersection(box, region) >= frac * a
+
+
+__all__ = ["reading_order", "running_lines", "is_margin", "paragraphs", "inline_refs", "inside"]
