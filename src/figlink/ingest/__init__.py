@@ -1,0 +1,67 @@
+"""Sources → :class:`~figlink.model.Paper`: JATS/.nxml, PMC OA packages (.tar.gz) and PDFs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from figlink.errors import InputError
+from figlink.model import Paper
+
+XML_SUFFIXES = (".xml", ".nxml")
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
+PDF_SUFFIXES = (".pdf",)
+SUPPORTED_SUFFIXES = XML_SUFFIXES + ARCHIVE_SUFFIXES + PDF_SUFFIXES
+
+
+def source_kind(path: Path) -> Optional[str]:
+    """``"jats"``, ``"package"`` or ``"pdf"`` by name, then by the first bytes; None when unknown."""
+    name = path.name.lower()
+    if name.endswith(XML_SUFFIXES):
+        return "jats"
+    if name.endswith(ARCHIVE_SUFFIXES):
+        return "package"
+    if name.endswith(PDF_SUFFIXES):
+        return "pdf"
+    try:
+        with path.open("rb") as f:
+            head = f.read(512)
+    except OSError:
+        return None
+    if head.startswith(b"%PDF"):
+        return "pdf"
+    if head[:2] == b"\x1f\x8b":
+        return "package"
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+        return "jats"
+    return None
+
+
+def parse(path: str | Path, xml: str | Path | None = None, image_root: Optional[Path] = None,
+          image_prefix: str = "") -> Paper:
+    """Parse one source into a Paper.
+
+    ``xml`` merges a PDF with its JATS. With ``image_root``, figure images found in the source are saved
+    under ``image_root/<paper_id>/`` and ``Figure.image`` is ``image_prefix + "<paper_id>/<file>"``.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"no such file: {p}")
+    if p.is_dir():
+        raise InputError(f"{p} is a folder; use `figlink ingest` for folders")
+    kind = source_kind(p)
+    if kind == "jats":
+        from figlink.ingest.jats import parse_jats
+        if xml is not None:
+            raise InputError("--xml merges a PDF with its JATS; this input is already JATS")
+        return parse_jats(p)
+    if kind == "package":
+        from figlink.ingest.pmc_package import parse_pmc_package
+        return parse_pmc_package(p, image_root=image_root, image_prefix=image_prefix)
+    if kind == "pdf":
+        try:
+            from figlink.ingest.pdf import parse_pdf  # type: ignore[import-not-found]
+        except ImportError:
+            raise InputError("PDF ingestion is not available in this build") from None
+        return parse_pdf(p, xml=xml, image_root=image_root, image_prefix=image_prefix)
+    raise InputError(f"unsupported input type: {p.name} (expected .xml/.nxml, .tar.gz or .pdf)")

@@ -1,0 +1,69 @@
+"""Shared helpers for the benchmarks: where the dev data is, timing, peak memory, table printing."""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data() -> Path | None:
+    """The development data folder (../shared/data or $FIGLINK_SHARED_DATA), or None when absent."""
+    env = os.environ.get("FIGLINK_SHARED_DATA")
+    for cand in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data", REPO.parents[1] / "shared" / "data"]:
+        if cand.is_dir():
+            return cand
+    return None
+
+
+def require_shared_data(what: str) -> Path:
+    """The data folder, or a clean exit with a message when it is absent."""
+    data = shared_data()
+    if data is None:
+        print(f"skipped: {what} needs ../shared/data (or FIGLINK_SHARED_DATA), which is absent")
+        sys.exit(0)
+    return data
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def timed(fn: Callable, items: Iterable, repeat: int = 1) -> tuple[list[float], list]:
+    """Per-item latencies (seconds, best of ``repeat`` passes) and the last pass's outputs."""
+    items = list(items)
+    best = [float("inf")] * len(items)
+    outs: list = []
+    for _ in range(repeat):
+        outs = []
+        for i, it in enumerate(items):
+            t = time.perf_counter()
+            outs.append(fn(it))
+            best[i] = min(best[i], time.perf_counter() - t)
+    return best, outs
+
+
+def latency_row(name: str, lat: Sequence[float], unit: str = "items", quality: str = "") -> list[str]:
+    a = np.asarray(lat)
+    total = float(a.sum())
+    return [name, f"{len(a) / total:,.1f} {unit}/s" if total > 0 else "-",
+            f"{np.percentile(a, 50) * 1e3:.2f} ms", f"{np.percentile(a, 99) * 1e3:.2f} ms", quality]
+
+
+def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A plain-text table (also pasted into issue notes)."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    line = "+".join("-" * (w + 2) for w in widths)
+    print(f"\n{title}")
+    print("|" + "|".join(f" {h:<{w}} " for h, w in zip(header, widths)) + "|")
+    print("|" + line + "|")
+    for r in rows:
+        print("|" + "|".join(f" {str(c):<{w}} " for c, w in zip(r, widths)) + "|")

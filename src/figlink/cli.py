@@ -1,0 +1,170 @@
+"""The ``figlink`` command line: one subcommand per stage (parse, ingest, show, export, demo)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from figlink.errors import FiglinkError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="figlink: figures in context from scientific papers.")
+err = Console(stderr=True)
+out = Console()
+
+REPO_SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def _fail(msg: str, code: int = 2) -> None:
+    err.print(f"[red]error:[/red] {msg}", highlight=False)
+    raise typer.Exit(code)
+
+
+@app.command()
+def parse(paths: List[Path] = typer.Argument(..., help="JATS .xml/.nxml, PMC OA .tar.gz or PDF files."),
+          xml: Optional[Path] = typer.Option(None, "--xml", help="JATS XML of the PDF, to merge with it."),
+          as_json: bool = typer.Option(False, "--json", help="Print one Paper JSON per input (JSON lines)."),
+          pretty: bool = typer.Option(False, "--pretty", help="Indent the JSON."),
+          images: Optional[Path] = typer.Option(None, "--images", help="Save figure images under this folder."),
+          ) -> None:
+    """Parse papers into the figlink data model; bad inputs are reported and the others still parse."""
+    from figlink.pipeline import process_source
+
+    failed = 0
+    for path in paths:
+        try:
+            paper = process_source(path, xml=xml, image_root=images)
+        except FiglinkError as e:
+            failed += 1
+            err.print(f"[red]error:[/red] {path}: {e.stage}: {e}", highlight=False)
+            continue
+        if as_json:
+            sys.stdout.write(paper.to_json(indent=2 if pretty else None) + "\n")
+        else:
+            t = Table(title=f"{paper.paper_id} — {paper.title or ''}", title_justify="left")
+            for col in ("figure", "label", "caption", "refs", "panels cited"):
+                t.add_column(col, overflow="fold")
+            for f in paper.figures:
+                panels = sorted({p for r in f.inline_refs for p in r.panels})
+                t.add_row(f.figure_id, f.label or "", (f.caption[:80] + "…") if len(f.caption) > 80 else f.caption,
+                          str(len(f.inline_refs)), ",".join(panels))
+            out.print(t)
+            out.print(f"license: {paper.license.spdx} (open: {paper.license.open})  doi: {paper.doi}")
+            for w in paper.warnings:
+                err.print(f"[yellow]warning:[/yellow] {path}: {w}", highlight=False)
+    raise typer.Exit(1 if failed else 0)
+
+
+@app.command()
+def ingest(sources: List[Path] = typer.Argument(..., help="Files and folders of papers."),
+           corpus: Path = typer.Option(..., "--corpus", help="Corpus folder (created when missing)."),
+           workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes."),
+           engine: str = typer.Option("local", "--engine", help="Execution engine: local."),
+           vision: bool = typer.Option(True, "--vision/--no-vision", help="Run the vision stages on figures."),
+           ) -> None:
+    """Build or update a corpus. Resumable; bad inputs are logged; exit status 1 when any input failed."""
+    from figlink.engine.local import ingest as run_local
+    from figlink.pipeline import PipelineOptions
+
+    if engine != "local":
+        _fail(f"unknown engine {engine!r}: this build has the 'local' engine")
+    report = run_local(sources, corpus, workers=workers, options=PipelineOptions(vision=vision))
+    for path, stage, reason in report.failures:
+        err.print(f"[red]failed:[/red] {path}: {stage}: {reason}", highlight=False)
+    err.print(f"{report.ok} ingested, {report.skipped} already done, {report.failed} failed "
+              f"({report.seen} inputs, {report.seconds:.1f} s) → {corpus}", highlight=False)
+    raise typer.Exit(1 if report.failed else 0)
+
+
+@app.command()
+def show(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
+         paper_id: Optional[str] = typer.Argument(None, help="A paper to print as JSON."),
+         figure: Optional[str] = typer.Option(None, "--figure", help="Only this figure of the paper."),
+         errors: bool = typer.Option(False, "--errors", help="List the failed inputs."),
+         ) -> None:
+    """Corpus summary, one paper or figure as JSON, or the error log."""
+    from figlink.corpus import Corpus
+
+    try:
+        c = Corpus(corpus, readonly=True)
+    except FileNotFoundError as e:
+        _fail(str(e))
+    with c:
+        if errors:
+            for e in c.errors():
+                sys.stdout.write(json.dumps(e) + "\n")
+            return
+        if paper_id is None:
+            s = c.stats()
+            out.print(f"{s.papers} papers, {s.figures} figures, {s.inline_refs} inline references; "
+                      f"{s.inputs_done} inputs done, {s.inputs_failed} failed")
+            return
+        paper = c.paper(paper_id)
+        if paper is None:
+            _fail(f"no paper {paper_id!r} in {corpus}", 1)
+        if figure is not None:
+            fig = paper.figure(figure)
+            if fig is None:
+                _fail(f"paper {paper_id} has no figure {figure!r}", 1)
+            sys.stdout.write(json.dumps(fig.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        else:
+            sys.stdout.write(paper.to_json(indent=2) + "\n")
+
+
+@app.command()
+def export(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
+           fmt: str = typer.Option(..., "--format", help="jsonl (papers) | parquet (one row per figure)."),
+           out_path: Path = typer.Option(..., "--out", help="Output file."),
+           ) -> None:
+    """Export the corpus as a dataset file."""
+    from figlink.corpus import Corpus
+    from figlink.exports import EXPORTERS
+
+    if fmt not in EXPORTERS:
+        _fail(f"unknown format {fmt!r}; available: {', '.join(sorted(EXPORTERS))}")
+    try:
+        c = Corpus(corpus, readonly=True)
+    except FileNotFoundError as e:
+        _fail(str(e))
+    with c:
+        n = EXPORTERS[fmt](c, out_path)
+    err.print(f"wrote {n} records to {out_path}")
+
+
+@app.command()
+def demo(corpus: Path = typer.Option(Path("demo-corpus"), "--corpus", help="Where to build the demo corpus."),
+         samples: Path = typer.Option(REPO_SAMPLES, "--samples", help="Folder of sample papers."),
+         workers: int = typer.Option(2, "--workers", "-w", min=1),
+         ) -> None:
+    """Build a corpus from the sample papers shipped in the repository and summarize it."""
+    from figlink.corpus import Corpus
+    from figlink.engine.local import ingest as run_local
+
+    if not samples.is_dir():
+        _fail(f"sample folder {samples} not found (pass --samples)")
+    report = run_local([samples], corpus, workers=workers)
+    err.print(f"{report.ok} ingested, {report.skipped} already done, {report.failed} failed → {corpus}")
+    with Corpus(corpus, readonly=True) as c:
+        t = Table(title="figlink demo corpus", title_justify="left")
+        for col in ("paper", "title", "license", "figures", "inline refs", "refs with panels"):
+            t.add_column(col, overflow="fold")
+        for p in c.papers():
+            refs = [r for f in p.figures for r in f.inline_refs]
+            t.add_row(p.paper_id, (p.title or "")[:60], p.license.spdx or "?", str(len(p.figures)), str(len(refs)),
+                      str(sum(1 for r in refs if r.panels)))
+        out.print(t)
+    raise typer.Exit(1 if report.failed else 0)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,177 @@
+"""The corpus: an embedded SQLite store of papers and figures, plus their extracted images.
+
+Layout of a corpus folder::
+
+    corpus.sqlite      papers (JSON + columns to query), figures (one row each), inputs done, errors
+    images/<paper_id>/ figure images, written through a temporary file and a rename
+    errors.jsonl       one line per failed input of every run (path, stage, reason), for people and tools
+
+SQLite in WAL mode makes each batch of papers one transaction: a crash or kill mid-run loses at most
+the batch in flight and never leaves a half-written record, and readers (search, the server) keep
+seeing the last committed state while an ingest writes. Inputs are keyed by the SHA-256 of their
+bytes, so a rerun skips what is done and a changed file is ingested again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional
+
+from figlink.model import Paper
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS papers (
+  paper_id TEXT PRIMARY KEY, source TEXT, doi TEXT, pmcid TEXT, title TEXT, journal TEXT, year INTEGER,
+  license_spdx TEXT, license_open INTEGER, n_figures INTEGER, input_sha256 TEXT, input_path TEXT,
+  added_at REAL, json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS figures (
+  paper_id TEXT NOT NULL, figure_id TEXT NOT NULL, label TEXT, number TEXT, parent TEXT, caption TEXT,
+  image TEXT, n_inline_refs INTEGER, n_panels INTEGER, figure_type TEXT, is_compound INTEGER,
+  is_medical INTEGER, PRIMARY KEY (paper_id, figure_id));
+CREATE TABLE IF NOT EXISTS inputs (
+  sha256 TEXT PRIMARY KEY, path TEXT, paper_id TEXT, status TEXT NOT NULL, stage TEXT, reason TEXT, at REAL);
+CREATE TABLE IF NOT EXISTS errors (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT, sha256 TEXT, stage TEXT, reason TEXT, at REAL);
+CREATE INDEX IF NOT EXISTS figures_by_type ON figures(figure_type);
+CREATE INDEX IF NOT EXISTS papers_by_doi ON papers(doi);
+"""
+
+
+def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
+    """SHA-256 of a file's bytes, streamed."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while True:
+            b = f.read(chunk)
+            if not b:
+                return h.hexdigest()
+            h.update(b)
+
+
+@dataclass
+class CorpusStats:
+    papers: int
+    figures: int
+    inline_refs: int
+    inputs_done: int
+    inputs_failed: int
+
+
+class Corpus:
+    """A corpus folder. Open with ``Corpus(path)``; the writer is the one process that ingests."""
+
+    def __init__(self, root: str | Path, *, readonly: bool = False) -> None:
+        self.root = Path(root)
+        self.readonly = readonly
+        if readonly:
+            if not self.db_path.exists():
+                raise FileNotFoundError(f"no corpus at {self.root} (expected {self.db_path.name})")
+            self.db = sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True, check_same_thread=False)
+        else:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.images_dir.mkdir(exist_ok=True)
+            self.db = sqlite3.connect(self.db_path, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            self.db.commit()
+
+    # ------------------------------------------------------------------ paths
+    @property
+    def db_path(self) -> Path:
+        return self.root / "corpus.sqlite"
+
+    @property
+    def images_dir(self) -> Path:
+        return self.root / "images"
+
+    @property
+    def errors_log(self) -> Path:
+        return self.root / "errors.jsonl"
+
+    def image_dir_for(self, paper_id: str) -> Path:
+        return self.images_dir / paper_id
+
+    # ------------------------------------------------------------------ writing
+    def done_hashes(self) -> set[str]:
+        """SHA-256 of every input already ingested without error."""
+        return {r[0] for r in self.db.execute("SELECT sha256 FROM inputs WHERE status='ok'")}
+
+    def put_paper(self, paper: Paper, sha256: str, path: str) -> None:
+        """Insert or replace a paper and its figures (call inside :meth:`batch`)."""
+        now = time.time()
+        self.db.execute("DELETE FROM figures WHERE paper_id=?", (paper.paper_id,))
+        self.db.execute(
+            "INSERT OR REPLACE INTO papers VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (paper.paper_id, paper.source, paper.doi, paper.pmcid, paper.title, paper.journal, paper.year,
+             paper.license.spdx, int(paper.license.open), len(paper.figures), sha256, path, now,
+             paper.to_json()))
+        self.db.executemany(
+            "INSERT OR REPLACE INTO figures VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            [(paper.paper_id, f.figure_id, f.label, f.number, f.parent, f.caption, f.image, len(f.inline_refs),
+              len(f.panels), f.figure_type.label if f.figure_type else None,
+              None if f.is_compound is None else int(f.is_compound),
+              None if f.is_medical is None else int(f.is_medical)) for f in paper.figures])
+        self.db.execute("INSERT OR REPLACE INTO inputs VALUES (?,?,?,?,?,?,?)",
+                        (sha256, path, paper.paper_id, "ok", None, None, now))
+
+    def put_error(self, path: str, sha256: Optional[str], stage: str, reason: str) -> None:
+        """Record a failed input (call inside :meth:`batch`); also appended to errors.jsonl."""
+        now = time.time()
+        self.db.execute("INSERT INTO errors (path, sha256, stage, reason, at) VALUES (?,?,?,?,?)",
+                        (path, sha256, stage, reason, now))
+        if sha256:
+            self.db.execute("INSERT OR REPLACE INTO inputs VALUES (?,?,?,?,?,?,?)",
+                            (sha256, path, None, "error", stage, reason, now))
+        with self.errors_log.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"path": path, "stage": stage, "reason": reason, "at": now}) + "\n")
+
+    def commit(self) -> None:
+        self.db.commit()
+
+    def rollback(self) -> None:
+        self.db.rollback()
+
+    # ------------------------------------------------------------------ reading
+    def paper(self, paper_id: str) -> Optional[Paper]:
+        row = self.db.execute("SELECT json FROM papers WHERE paper_id=?", (paper_id,)).fetchone()
+        return None if row is None else Paper.from_json(row[0])
+
+    def papers(self) -> Iterator[Paper]:
+        """Every paper, in paper_id order, streamed."""
+        for (js,) in self.db.execute("SELECT json FROM papers ORDER BY paper_id"):
+            yield Paper.from_json(js)
+
+    def paper_ids(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT paper_id FROM papers ORDER BY paper_id")]
+
+    def errors(self) -> list[dict]:
+        cur = self.db.execute("SELECT path, stage, reason, at FROM errors ORDER BY id")
+        return [{"path": p, "stage": s, "reason": r, "at": a} for p, s, r, a in cur]
+
+    def stats(self) -> CorpusStats:
+        q = self.db.execute
+        papers = q("SELECT COUNT(*) FROM papers").fetchone()[0]
+        figures = q("SELECT COUNT(*) FROM figures").fetchone()[0]
+        refs = q("SELECT COALESCE(SUM(n_inline_refs), 0) FROM figures").fetchone()[0]
+        done = q("SELECT COUNT(*) FROM inputs WHERE status='ok'").fetchone()[0]
+        failed = q("SELECT COUNT(*) FROM inputs WHERE status='error'").fetchone()[0]
+        return CorpusStats(papers, figures, refs, done, failed)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "Corpus":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,154 @@
+"""The local engine: worker processes on one machine, one writer (the calling process).
+
+Workers parse and enrich; the writer commits papers to the corpus in small transactions. A bad input
+becomes an error record and the run goes on; a rerun skips inputs already done (by content hash).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Optional
+
+from figlink.corpus import Corpus, file_sha256
+from figlink.errors import FiglinkError
+from figlink.ingest import SUPPORTED_SUFFIXES, source_kind
+from figlink.model import Paper
+from figlink.pipeline import PipelineOptions, process_source
+
+COMMIT_EVERY = 50
+COMMIT_SECONDS = 2.0
+
+
+@dataclass
+class IngestReport:
+    """What one ingest run did."""
+
+    seen: int = 0
+    skipped: int = 0
+    ok: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    failures: list[tuple[str, str, str]] = field(default_factory=list)  # (path, stage, reason)
+
+
+@dataclass(frozen=True)
+class _Task:
+    path: str
+    sha256: str
+    image_root: str
+    options: PipelineOptions
+
+
+@dataclass
+class _Result:
+    task: _Task
+    paper: Optional[Paper] = None
+    stage: str = ""
+    reason: str = ""
+
+
+def iter_sources(sources: Iterable[str | Path]) -> Iterator[Path]:
+    """Files named, and supported files inside folders named (recursively, sorted); missing paths too,
+    so that the run reports them."""
+    for s in sources:
+        p = Path(s)
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                if f.is_file() and not f.name.startswith(".") and f.name.lower().endswith(SUPPORTED_SUFFIXES):
+                    yield f
+        else:
+            yield p
+
+
+def _run_task(task: _Task) -> _Result:
+    try:
+        paper = process_source(task.path, image_root=Path(task.image_root), image_prefix="images/",
+                               options=task.options)
+        return _Result(task, paper=paper)
+    except FiglinkError as e:
+        return _Result(task, stage=e.stage, reason=str(e))
+    except MemoryError:
+        return _Result(task, stage="internal", reason="out of memory")
+    except Exception as e:  # a bug or an unforeseen input must not stop the batch
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        return _Result(task, stage="internal",
+                       reason=f"{type(e).__name__}: {e} (at {Path(where.filename).name}:{where.lineno})")
+
+
+def _progress(total: int):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    return Progress(TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
+                    TimeRemainingColumn(), transient=False, disable=not sys.stderr.isatty())
+
+
+def ingest(sources: Iterable[str | Path], corpus_dir: str | Path, workers: int = 1,
+           options: PipelineOptions = PipelineOptions(), progress: bool = True) -> IngestReport:
+    """Build or update the corpus at ``corpus_dir`` from ``sources`` (files and folders)."""
+    t0 = time.perf_counter()
+    report = IngestReport()
+    corpus = Corpus(corpus_dir)
+    done = corpus.done_hashes()
+    tasks: list[_Task] = []
+    for path in iter_sources(sources):
+        report.seen += 1
+        try:
+            if not path.exists():
+                raise FileNotFoundError("no such file")
+            if source_kind(path) is None:
+                raise ValueError(f"unsupported input type: {path.name}")
+            sha = file_sha256(path)
+        except (OSError, ValueError) as e:
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            corpus.put_error(str(path), None, "read", reason)
+            report.failed += 1
+            report.failures.append((str(path), "read", reason))
+            continue
+        if sha in done:
+            report.skipped += 1
+            continue
+        done.add(sha)  # the same bytes twice in one run are ingested once
+        tasks.append(_Task(str(path), sha, str(corpus.images_dir), options))
+    corpus.commit()
+
+    def results() -> Iterator[_Result]:
+        if workers <= 1 or len(tasks) <= 1:
+            yield from map(_run_task, tasks)
+            return
+        ctx = mp.get_context("spawn")
+        with ctx.Pool(processes=min(workers, len(tasks)), maxtasksperchild=200) as pool:
+            yield from pool.imap_unordered(_run_task, tasks, chunksize=1)
+
+    last_commit = time.monotonic()
+    pending = 0
+    bar = _progress(len(tasks))
+    with bar:
+        tid = bar.add_task("ingest", total=len(tasks), info="")
+        try:
+            for res in results():
+                if res.paper is not None:
+                    corpus.put_paper(res.paper, res.task.sha256, res.task.path)
+                    report.ok += 1
+                else:
+                    corpus.put_error(res.task.path, res.task.sha256, res.stage, res.reason)
+                    report.failed += 1
+                    report.failures.append((res.task.path, res.stage, res.reason))
+                pending += 1
+                if pending >= COMMIT_EVERY or time.monotonic() - last_commit > COMMIT_SECONDS:
+                    corpus.commit()
+                    pending, last_commit = 0, time.monotonic()
+                bar.update(tid, advance=1, info=f"{report.ok} ok, {report.failed} failed")
+        finally:
+            corpus.commit()
+            corpus.close()
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def default_workers() -> int:
+    return max(1, min(4, os.cpu_count() or 1))

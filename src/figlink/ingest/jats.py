@@ -1,0 +1,459 @@
+"""JATS / PMC .nxml articles → :class:`~figlink.model.Paper` with figures and inline references.
+
+One lxml parse per article. Figures are every ``<fig>`` element (eLife figure supplements inside a
+``<fig-group>`` keep their parent). Inline references (MedICaT) are the sentences of text blocks that
+cite a figure, through ``<xref>`` markup or through plain-text mentions read with the shared mention
+grammar; the sentence is found with the fast splitter only in blocks that cite something.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+from lxml import etree
+
+from figlink.errors import InputError, ParseError
+from figlink.ingest.licenses import normalize_license
+from figlink.model import Figure, InlineRef, Paper
+from figlink.text.mentions import figure_key, figure_number, find_mentions, parse_mention
+from figlink.text.sentences import sentence_at, sentence_spans
+
+XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+MATHML = "{http://www.w3.org/1998/Math/MathML}"
+DEFAULT_MAX_BYTES = 100 * 1024 * 1024
+
+_WS = re.compile(r"\s+")
+_SAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
+# Elements whose text is not prose of the block around them.
+_SKIP_IN_BLOCK = frozenset({"fig", "fig-group", "table-wrap", "table", "disp-formula", "tex-math", "graphic",
+                            "supplementary-material", "media", "object-id", "ref-list", "inline-graphic", "label",
+                            MATHML + "annotation", MATHML + "annotation-xml"})
+_BLOCK_TAGS = frozenset({"p", "title", "td", "th", "def", "attrib"})
+_NOT_CONTEXT = frozenset({"fig", "fig-group", "ref-list", "journal-meta", "contrib-group", "aff",
+                          "author-notes", "kwd-group"})
+_KEYWORD_BEFORE = re.compile(r"(?:(?:Supplementa(?:l|ry)|Suppl\.?|Extended\s+Data)\s+)?"
+                             r"(?:Fig(?:ure)?s?\.?|FIG(?:URE)?S?\.?)\s*$", re.I)
+_JOINER = re.compile(r"^[\s,;&\u2013\u2014\u2012\u2212\-]*(?:and|or|to)?[\s,;&\u2013\u2014\u2012\u2212\-]*$")
+_TRAILING_LETTERS = re.compile(r"(?:\s*(?:,|&|and\b|[\u2013\u2014\-])\s*\(?[A-Za-z]\)?(?![A-Za-z0-9]))+")
+_HAS_FIG_WORD = re.compile(r"fig|image", re.I)
+_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True,
+                          remove_pis=True, huge_tree=False)
+
+
+def _norm(s: Optional[str]) -> str:
+    return _WS.sub(" ", s or "").strip()
+
+
+def _text(el: Optional[etree._Element]) -> str:
+    return "" if el is None else _norm("".join(el.itertext()))
+
+
+def safe_id(s: str) -> str:
+    """A string usable as a file name and URL segment."""
+    return _SAFE_ID.sub("_", s).strip("._") or "paper"
+
+
+# --------------------------------------------------------------------------------------------- reading
+
+def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The file's bytes, with clear errors for missing, empty and oversized files."""
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror or e}") from None
+    if size == 0:
+        raise InputError("empty file")
+    if size > max_bytes:
+        raise InputError(f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit for one article")
+    return path.read_bytes()
+
+
+def parse_xml_bytes(data: bytes) -> tuple[etree._Element, list[str]]:
+    """Parse JATS bytes; bytes that are not valid in the declared encoding are replaced, with a warning."""
+    if not data.strip():
+        raise InputError("empty file")
+    warnings: list[str] = []
+    try:
+        root = etree.fromstring(data, _PARSER)
+    except etree.XMLSyntaxError as e:
+        msg = str(e)
+        if "not proper UTF-8" in msg or "Input is not proper" in msg or "invalid character" in msg.lower():
+            text = data.decode("utf-8", errors="replace")
+            text = re.sub(r"^<\?xml[^>]*\?>", "", text.lstrip("\ufeff"))
+            try:
+                root = etree.fromstring(text.encode("utf-8"), _PARSER)
+            except etree.XMLSyntaxError as e2:
+                raise ParseError(f"malformed XML: {e2}") from None
+            warnings.append("bytes that are not valid UTF-8 were replaced with U+FFFD")
+        else:
+            raise ParseError(f"malformed XML: {msg}") from None
+    if root is None:
+        raise ParseError("malformed XML: no root element")
+    if isinstance(root.tag, str) and root.tag.startswith("{"):
+        for el in root.iter():
+            if isinstance(el.tag, str) and el.tag.startswith("{") and not el.tag.startswith(MATHML):
+                el.tag = etree.QName(el).localname
+    if root.tag not in {"article", "pmc-articleset"}:
+        raise ParseError(f"not a JATS article: the root element is <{root.tag}>")
+    if root.tag == "pmc-articleset":
+        art = root.find("article")
+        if art is None:
+            raise ParseError("not a JATS article: <pmc-articleset> holds no <article>")
+        root = art
+    return root, warnings
+
+
+# --------------------------------------------------------------------------------------------- metadata
+
+def _article_id(meta: Optional[etree._Element], kind: str) -> Optional[str]:
+    if meta is None:
+        return None
+    for el in meta.iterfind("article-id"):
+        if el.get("pub-id-type") == kind and el.text and el.text.strip():
+            return el.text.strip()
+    return None
+
+
+def _year(meta: Optional[etree._Element]) -> Optional[int]:
+    if meta is None:
+        return None
+    best: Optional[int] = None
+    for d in meta.iterfind("pub-date"):
+        y = d.findtext("year")
+        if y and y.strip().isdigit():
+            year = int(y.strip())
+            kind = d.get("pub-type") or d.get("date-type") or ""
+            if kind in {"epub", "pub", "ppub"}:
+                return year
+            best = best or year
+    return best
+
+
+def _license(meta: Optional[etree._Element]):
+    lic = None if meta is None else meta.find("permissions/license")
+    if lic is None:
+        stmt = None if meta is None else meta.find("permissions/copyright-statement")
+        return normalize_license(None, _text(stmt) or None)
+    url = lic.get(XLINK_HREF)
+    if not url:
+        for ext in lic.iter("ext-link", "{http://www.niso.org/schemas/ali/1.0/}license_ref", "license_ref"):
+            url = ext.get(XLINK_HREF) or (ext.text or "").strip() or None
+            if url:
+                break
+    return normalize_license(url, _text(lic) or None, lic.get("license-type"))
+
+
+# --------------------------------------------------------------------------------------------- figures
+
+def _caption_text(fig: etree._Element) -> str:
+    cap = fig.find("caption")
+    if cap is None:
+        return ""
+    parts: list[str] = []
+    for child in cap:
+        if not isinstance(child.tag, str):
+            continue
+        t = _text(child)
+        if not t or (child.tag == "p" and re.match(r"^DOI:\s*\S+$", t)):
+            continue  # eLife's "DOI: http://dx.doi.org/…" line is not caption prose
+        parts.append(t)
+    return " ".join(parts)
+
+
+def _figures(root: etree._Element) -> list[Figure]:
+    figures: list[Figure] = []
+    seen: set[str] = set()
+    for n, fig in enumerate(root.iter("fig"), 1):
+        fid = fig.get("id") or f"fig-{n}"
+        base, k = fid, 2
+        while fid in seen:
+            fid, k = f"{base}-{k}", k + 1
+        seen.add(fid)
+        fig.set("_fid", fid)
+        label = _text(fig.find("label")) or None
+        parent = None
+        anc = fig.getparent()
+        while anc is not None:
+            if anc.tag == "fig":
+                parent = anc.get("_fid")
+                break
+            if anc.tag == "fig-group":
+                first = next((f for f in anc.iterfind("fig") if f.get("specific-use") != "child-fig"), None)
+                if first is not None and first is not fig:
+                    parent = first.get("_fid") or first.get("id")
+                break
+            anc = anc.getparent()
+        graphic = fig.find(".//graphic")
+        key = figure_key(label)
+        figures.append(Figure(
+            figure_id=fid, label=label, number=figure_number(key), caption=_caption_text(fig),
+            parent=parent, graphic=None if graphic is None else graphic.get(XLINK_HREF),
+        ))
+    return figures
+
+
+# --------------------------------------------------------------------------------------------- blocks
+
+@dataclass
+class _Xref:
+    start: int
+    end: int
+    rids: list[str]
+    text: str
+
+
+def _block_text(block: etree._Element, fig_ids: dict[str, int]) -> tuple[str, list[_Xref]]:
+    """The block's prose with white space collapsed, and the figure xrefs in it with their offsets."""
+    buf: list[str] = []
+    length = 0
+    xrefs: list[_Xref] = []
+    last_space = True
+
+    def add(s: Optional[str]) -> None:
+        nonlocal length, last_space
+        if not s:
+            return
+        s = _WS.sub(" ", s)
+        if last_space and s[0] == " ":
+            s = s[1:]
+            if not s:
+                return
+        buf.append(s)
+        length += len(s)
+        last_space = s[-1] == " "
+
+    def walk(el: etree._Element) -> None:
+        add(el.text)
+        for child in el:
+            tag = child.tag
+            if isinstance(tag, str):
+                if tag in _SKIP_IN_BLOCK:
+                    if tag == "label" and child.getparent() is not None and child.getparent().tag == "list-item":
+                        walk(child)
+                        add(" ")
+                else:
+                    if tag == "xref":
+                        rids = [r for r in (child.get("rid") or "").split() if r in fig_ids]
+                        if rids:
+                            start = length
+                            walk(child)
+                            xrefs.append(_Xref(start, length, rids, ""))
+                        else:
+                            walk(child)
+                    else:
+                        walk(child)
+            add(child.tail)
+
+    walk(block)
+    text = "".join(buf)
+    stripped = text.rstrip()
+    for x in xrefs:
+        x.end = min(x.end, len(stripped))
+        x.text = stripped[x.start:x.end].strip()
+    return stripped, xrefs
+
+
+def _section_title(block: etree._Element) -> Optional[str]:
+    anc = block.getparent()
+    while anc is not None:
+        if anc.tag in {"sec", "app", "boxed-text", "sub-article", "abstract", "ack"}:
+            title = anc.find("title")
+            if title is None and anc.tag == "sub-article":
+                title = anc.find("front-stub/title-group/article-title")
+            if title is not None:
+                return _text(title) or None
+            if anc.tag == "abstract":
+                return "Abstract"
+        anc = anc.getparent()
+    return None
+
+
+def _blocks(root: etree._Element) -> Iterable[etree._Element]:
+    """Outermost text blocks outside figures, reference lists and the journal metadata."""
+    for el in root.iter(*_BLOCK_TAGS):
+        anc = el.getparent()
+        ok = True
+        detached = False  # inside a container (table, media …) that its enclosing block skips
+        while anc is not None:
+            tag = anc.tag
+            if tag in _NOT_CONTEXT or (tag in _BLOCK_TAGS and not detached):
+                ok = False
+                break
+            if tag in _SKIP_IN_BLOCK:
+                detached = True
+            anc = anc.getparent()
+        if ok:
+            yield el
+
+
+# --------------------------------------------------------------------------------------------- citations
+
+def _group_xrefs(text: str, xrefs: list[_Xref]) -> list[list[_Xref]]:
+    groups: list[list[_Xref]] = []
+    for x in xrefs:
+        if groups and _JOINER.match(text[groups[-1][-1].end:x.start]):
+            groups[-1].append(x)
+        else:
+            groups.append([x])
+    return groups
+
+
+def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_to_key: dict[str, Optional[str]]
+                   ) -> tuple[str, dict[str, list[str]]]:
+    """The mention text of a run of adjacent xrefs and the panels it names for each figure id."""
+    start, end = group[0].start, group[-1].end
+    first = parse_mention(group[0].text)
+    if not first or first[0].key == "" or group[0].text[:1].isdigit():
+        m = _KEYWORD_BEFORE.search(text, max(0, start - 30), start)
+        if m:
+            start = m.start()
+    last = group[-1].text
+    if last and last[-1:].isalpha() or last.endswith(")"):
+        tail = _TRAILING_LETTERS.match(text, end)
+        if tail:
+            letters = re.findall(r"[A-Za-z]", tail.group(0).replace("and", ""))
+            last_letter = next((c for c in reversed(last) if c.isalpha()), "")
+            if letters and all(c.isupper() == last_letter.isupper() for c in letters):
+                end = tail.end()
+    mention = text[start:end]
+    rids: list[str] = []
+    for x in group:
+        for r in x.rids:
+            if r not in rids:
+                rids.append(r)
+    result: dict[str, list[str]] = {}
+    cites = parse_mention(mention)
+    by_key: dict[str, list[str]] = {}
+    for c in cites:
+        if c.key and c.key in key_to_id:
+            by_key.setdefault(key_to_id[c.key], []).extend(c.panels)
+    if by_key and all(r in by_key for r in rids):
+        result = by_key  # the grammar explains every xref: trust it (it also fills ranges "Figs 1–3")
+    else:
+        for x in group:
+            own = parse_mention(x.text)
+            for r in x.rids:
+                panels = result.setdefault(r, [])
+                k = id_to_key.get(r)
+                for c in own:
+                    if len(x.rids) == 1 or c.key == k or c.key == "":
+                        panels.extend(c.panels)
+        if len(group) == 1 and end > group[-1].end and len(rids) == 1:
+            for c in cites:
+                if c.key == id_to_key.get(rids[0]) or c.key == "":
+                    result[rids[0]].extend(c.panels)
+    return mention, {fid: list(dict.fromkeys(p)) for fid, p in result.items()}
+
+
+def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str]) -> None:
+    fig_index = {f.figure_id: i for i, f in enumerate(figures)}
+    id_to_key = {f.figure_id: figure_key(f.label) for f in figures}
+    key_to_id: dict[str, str] = {}
+    for f in figures:
+        k = id_to_key[f.figure_id]
+        if k and k not in key_to_id:
+            key_to_id[k] = f.figure_id
+    # original ids (before de-duplication) also resolve
+    alias = {fig.get("id"): fig.get("_fid") for fig in root.iter("fig") if fig.get("id")}
+    lookup = dict(fig_index)
+    for orig, fid in alias.items():
+        lookup.setdefault(orig, fig_index[fid])
+    all_ids = {el.get("id") for el in root.iter() if el.get("id")}
+    dangling = 0
+    for x in root.iter("xref"):
+        if x.get("ref-type") == "fig":
+            for r in (x.get("rid") or "").split():
+                if r not in all_ids:
+                    dangling += 1
+    if dangling:
+        warnings.append(f"{dangling} figure xref(s) point to ids that do not exist")
+
+    # refs[(figure_id, block#, sentence#)] = InlineRef
+    refs: dict[tuple[str, int, int], InlineRef] = {}
+    order: list[tuple[str, int, int]] = []
+
+    def add(fid: str, b: int, spans: list[tuple[int, int]], text: str, pos: int, mention: str,
+            panels: list[str], section: Optional[str], tagged: bool) -> None:
+        si = sentence_at(spans, pos)
+        key = (fid, b, si)
+        ref = refs.get(key)
+        if ref is None:
+            s, e = spans[si] if spans else (0, len(text))
+            refs[key] = InlineRef(text=text[s:e], mention=mention, panels=list(panels), section=section,
+                                  tagged=tagged)
+            order.append(key)
+            return
+        if mention not in ref.mention.split("; "):
+            ref.mention = f"{ref.mention}; {mention}"
+        for p in panels:
+            if p not in ref.panels:
+                ref.panels.append(p)
+        ref.tagged = ref.tagged or tagged
+
+    for b, block in enumerate(_blocks(root)):
+        text, xrefs = _block_text(block, lookup)
+        if not text:
+            continue
+        plain = find_mentions(text) if _HAS_FIG_WORD.search(text) else []
+        if xrefs:
+            plain = [m for m in plain if not any(m.start < x.end and x.start < m.end for x in xrefs)]
+        plain = [m for m in plain if any(c.key in key_to_id for c in m.citations)]
+        if not xrefs and not plain:
+            continue
+        spans = sentence_spans(text, [(x.start, x.end) for x in xrefs])
+        section = _section_title(block)
+        for group in _group_xrefs(text, xrefs):
+            mention, cited = _resolve_group(text, group, key_to_id, id_to_key)
+            for fid, panels in cited.items():
+                fid = figures[lookup[fid]].figure_id if fid in lookup else fid
+                add(fid, b, spans, text, group[0].start, mention, panels, section, True)
+        for m in plain:
+            for c in m.citations:
+                fid = key_to_id.get(c.key)
+                if fid is not None:
+                    add(fid, b, spans, text, m.start, m.text, list(c.panels), section, False)
+
+    by_id = {f.figure_id: f for f in figures}
+    for key in order:
+        by_id[key[0]].inline_refs.append(refs[key])
+
+
+# --------------------------------------------------------------------------------------------- entry points
+
+def paper_from_root(root: etree._Element, *, name: str = "", warnings: Optional[list[str]] = None) -> Paper:
+    """Build the Paper of a parsed JATS ``<article>`` element."""
+    warnings = list(warnings or [])
+    meta = root.find("front/article-meta")
+    pmcid = _article_id(meta, "pmc") or _article_id(meta, "pmcid")
+    if pmcid and not pmcid.upper().startswith("PMC"):
+        pmcid = "PMC" + pmcid
+    doi = _article_id(meta, "doi")
+    pmid = _article_id(meta, "pmid")
+    paper_id = safe_id(pmcid or (doi and doi.replace("/", "_")) or (pmid and f"PMID{pmid}")
+                       or _article_id(meta, "publisher-id") or Path(name).stem or "paper")
+    title = _text(None if meta is None else meta.find("title-group/article-title")) or None
+    journal = _text(root.find("front/journal-meta//journal-title")) or None
+    figures = _figures(root)
+    for f in figures:
+        if not f.caption:
+            warnings.append(f"figure {f.figure_id} has no caption")
+        if not f.label:
+            warnings.append(f"figure {f.figure_id} has no label")
+    _inline_refs(root, figures, warnings)
+    return Paper(paper_id=paper_id, source="jats", doi=doi, pmcid=pmcid, title=title, journal=journal,
+                 year=_year(meta), license=_license(meta), figures=figures, warnings=warnings)
+
+
+def parse_jats_bytes(data: bytes, name: str = "") -> Paper:
+    """Parse the bytes of a JATS/.nxml article."""
+    root, warnings = parse_xml_bytes(data)
+    return paper_from_root(root, name=name, warnings=warnings)
+
+
+def parse_jats(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Paper:
+    """Parse a JATS/.nxml article file."""
+    p = Path(path)
+    return parse_jats_bytes(read_bytes(p, max_bytes), name=p.name)
