@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,13 +15,14 @@ import pypdfium2 as pdfium
 
 from figlink.errors import FiglinkError, ParseError
 from figlink.ingest.pdf_body import inline_refs, inside, is_margin, paragraphs, reading_order, running_lines
-from figlink.ingest.pdf_captions import Caption, find_captions
+from figlink.ingest.pdf_captions import Caption, find_captions, resolve_hyphens
 from figlink.ingest.pdf_doc import Limits, TimeLimit, iter_pages, open_pdf, render_scale
 from figlink.ingest.pdf_figures import Region, body_width, graphic_regions, grow, is_body_line, match
 from figlink.ingest.pdf_page import Box, Line, PageContent, area, intersection, read_page
 from figlink.model import Figure, Paper
 from figlink.text.mentions import figure_number
 
+_WORD = re.compile(r"[\w-]+")
 LAYOUT_SCALE = 1.0  # the layout model resizes to ~800 px anyway
 OCR_DPI = 150.0
 
@@ -119,16 +121,52 @@ def _crop(page: pdfium.PdfPage, content: PageContent, box: Box, opts: Options, o
     bitmap.to_pil().save(out, format="PNG", optimize=False)
 
 
+@dataclass
+class PageFigure:
+    """A figure as found on one page, with its caption's box (for evaluation and debugging)."""
+
+    key: str
+    label: str
+    caption: str
+    caption_box: Box
+    box: Box | None  # None when no region was found for the caption
+    continuation: bool = False
+
+
+def page_figures(path: str | Path, page_index: int, options: Options | None = None) -> list[PageFigure]:
+    """The figures and captions on one page (0-based index) of a PDF, boxes in points."""
+    opts = options or Options()
+    path = Path(path)
+    doc = open_pdf(path, opts.limits)
+    warnings: list[str] = []
+    try:
+        page = doc[page_index]
+        try:
+            content = read_page(page, page_index)
+            if _is_scanned(content) and opts.ocr:
+                _ocr_page(page, content, opts)
+            return [PageFigure(f.caption.key, f.caption.label, f.caption.text, f.caption.box,
+                               None if f.source == "none" else f.box, f.caption.continuation)
+                    for f in _page_figures(page, content, opts, warnings)]
+        finally:
+            page.close()
+    finally:
+        doc.close()
+
+
 def _figure_id(key: str) -> str:
     return "fig" + re.sub(r"[^A-Za-z0-9]", "", key.replace("-s", "s"))
 
 
 def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path | None = None,
-              options: Options | None = None) -> Paper:
+              options: Options | None = None, *, image_root: Path | None = None,
+              image_prefix: str = "") -> Paper:
     """One :class:`Paper` from a PDF (source ``"pdf"``), or merged with its JATS (``"jats+pdf"``).
 
     Figure crops are written as PNG into ``image_dir`` when given (``Figure.image`` is then the file
-    name, relative to ``image_dir``). ``Figure.page`` is 1-based; ``Figure.bbox`` is in PDF points,
+    name, relative to ``image_dir``); with ``image_root`` instead (as :func:`figlink.ingest.parse`
+    passes it) they go to ``image_root/<paper_id>/`` and ``Figure.image`` is
+    ``image_prefix + "<paper_id>/<file>"``. ``Figure.page`` is 1-based; ``Figure.bbox`` is in PDF points,
     origin at the top-left of the page. Raises :class:`~figlink.errors.InputError` or
     :class:`~figlink.errors.ParseError` with a one-line reason for a bad file.
     """
@@ -141,6 +179,11 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
     figures: dict[str, Figure] = {}
     extra_text: dict[str, list[str]] = {}
     body_pages: list[tuple[float, float, list[Line]]] = []
+    vocab: Counter[str] = Counter()
+    image_ref = ""
+    if image_dir is None and image_root is not None:
+        image_dir = Path(image_root) / paper_id
+        image_ref = f"{image_prefix}{paper_id}/"
     if image_dir is not None:
         image_dir = Path(image_dir)
         image_dir.mkdir(parents=True, exist_ok=True)
@@ -179,10 +222,11 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
                     if image_dir is not None:
                         name = f"{paper_id}_{fig.figure_id}.png"
                         _crop(page, content, f.box, opts, image_dir / name)
-                        fig.image = name
+                        fig.image = image_ref + name
                 else:
                     warnings.append(f"page {i + 1}: no figure region found for {cap.label}")
                 figures[cap.key] = fig
+            vocab.update(w.lower() for ln in content.lines for w in _WORD.findall(ln.text))
             keep = [ln for ln in content.lines
                     if not any(inside(ln.box, t, 0.6) for t in taken)]
             body_pages.append((content.width, content.height, keep))
@@ -195,12 +239,14 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
     for key, texts in extra_text.items():
         if key in figures:
             figures[key].caption = " ".join([figures[key].caption] + [t for t in texts if t]).strip()
+    for fig in figures.values():
+        fig.caption = resolve_hyphens(fig.caption, vocab)
 
     running = running_lines([(h, lines) for _, h, lines in body_pages])
     blocks: list[list[Line]] = []
     for w, h, lines in body_pages:
         blocks.extend(reading_order([ln for ln in lines if not is_margin(ln, h, running)], w))
-    refs = inline_refs(paragraphs(blocks), set(figures))
+    refs = inline_refs([resolve_hyphens(p, vocab) for p in paragraphs(blocks)], set(figures))
     for key, fig in figures.items():
         fig.inline_refs = refs.get(key, [])
 
@@ -213,4 +259,4 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
     return paper
 
 
-__all__ = ["Options", "parse_pdf"]
+__all__ = ["Options", "PageFigure", "page_figures", "parse_pdf"]

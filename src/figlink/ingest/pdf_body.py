@@ -71,7 +71,15 @@ def running_lines(pages: list[tuple[float, list[Line]]]) -> set[str]:
     return {k for k, n in counts.items() if n >= limit}
 
 
+_NOT_PROSE = re.compile(
+    r"^(?:DOI:|https?://doi|The following (?:figure supplements?|source data|videos?)\b"
+    r"|(?:Figure|Fig\.?)\s+supplement\s+\d|Source data \d|Video \d+\.)", re.I)
+
+
 def is_margin(line: Line, page_height: float, running: set[str]) -> bool:
+    """A running header or footer, or an object id line ("DOI: …") that is not prose."""
+    if _NOT_PROSE.match(line.text):
+        return True
     if line.box[3] < MARGIN_BAND * page_height or line.box[1] > (1 - MARGIN_BAND) * page_height:
         return True
     if line.box[3] < 0.12 * page_height or line.box[1] > 0.88 * page_height:

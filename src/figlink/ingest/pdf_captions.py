@@ -128,13 +128,36 @@ def join_lines(texts: list[str]) -> str:
             continue
         if not out:
             out = t
-        elif out.endswith("-") and len(out) > 1 and out[-2].isalpha() and t[:1].islower():
-            out = out[:-1] + t
-        elif out.endswith(("\u2010", "\u00ad")):
-            out = out[:-1] + t
+        elif out.endswith("\u00ad"):
+            out = out + t  # resolved later against the document's words: see resolve_hyphens
+        elif out.endswith(("-", "\u2010")) and len(out) > 1 and out[-2] != " ":
+            out = out + t
         else:
             out = out + " " + t
     return out
+
+
+_SOFT_WORD = re.compile(r"(\w+)\u00ad(\w+)")
+
+
+def resolve_hyphens(text: str, vocab: dict[str, int]) -> str:
+    """Undo or keep line-end hyphens (marked U+00AD) by the words the document itself uses.
+
+    "treat\u00adment" → "treatment" when the document writes "treatment" elsewhere, "single-cell" when
+    it writes "single-cell"; otherwise joined when both halves are lower case, hyphenated when not.
+    """
+    def fix(m: re.Match[str]) -> str:
+        a, b = m.group(1), m.group(2)
+        joined, hyph = (a + b).lower(), f"{a}-{b}".lower()
+        if vocab.get(joined, 0) > vocab.get(hyph, 0):
+            return a + b
+        if vocab.get(hyph, 0) > 0:
+            return f"{a}-{b}"
+        if a[-1:].islower() and b[:1].islower() and a[-1:].isalpha():
+            return a + b
+        return f"{a}-{b}"
+
+    return _SOFT_WORD.sub(fix, text).replace("\u00ad", "-")
 
 
 def find_captions(page: PageContent) -> list[Caption]:
@@ -168,4 +191,4 @@ def find_captions(page: PageContent) -> list[Caption]:
     return found
 
 
-__all__ = ["Caption", "caption_label", "find_captions", "join_lines"]
+__all__ = ["Caption", "caption_label", "find_captions", "join_lines", "resolve_hyphens"]

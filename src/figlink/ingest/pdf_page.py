@@ -14,6 +14,8 @@ import pypdfium2.raw as pdfium_c
 
 Box = tuple[float, float, float, float]
 
+SOFT_HYPHEN = "\u00ad"  # marks a hyphen that pdfium says breaks a word at a line end
+_LABEL_ONLY = re.compile(r"^(?:fig(?:ure)?\.?|table)\s*[A-Z]?\d+[.:]?$", re.I)  # "Fig. 2." set apart by a wide space
 _SPACES = re.compile(r"[ \t\u00a0\r\n]+")
 
 
@@ -99,7 +101,8 @@ def _merge_segments(segs: list[Line]) -> list[Line]:
         if last is not None:
             lb, box, h = last.box, seg.box, max(seg.height, last.height)
             overlap = min(lb[3], box[3]) - max(lb[1], box[1])
-            if overlap > 0.6 * min(seg.height, last.height) and -0.2 * h < box[0] - lb[2] < 1.0 * h:
+            reach = 3.0 * h if _LABEL_ONLY.match(last.text) else 1.0 * h
+            if overlap > 0.6 * min(seg.height, last.height) and -0.2 * h < box[0] - lb[2] < reach:
                 sep = "" if box[0] - lb[2] < 0.12 * h else " "
                 last.box = union(lb, box)
                 last.text = last.text + sep + seg.text
@@ -115,6 +118,10 @@ def _runs(codes: list[int], boxes: list[Box]) -> list[tuple[int, int]]:
     prev: Box | None = None
     span: tuple[float, float] | None = None
     for i, (code, b) in enumerate(zip(codes, boxes)):
+        if code == 2 and start is not None:
+            runs.append((start, i + 1))  # a hyphen that breaks a word at the end of a line
+            start, prev = None, None
+            continue
         if code in (10, 13, 2, 0xFFFE) or (code == 32 and b[2] - b[0] <= 0):
             if code in (10, 13) and start is not None:
                 runs.append((start, i))
@@ -140,13 +147,19 @@ def _runs(codes: list[int], boxes: list[Box]) -> list[tuple[int, int]]:
     return runs
 
 
+def _char(code: int) -> str:
+    if code == 2:
+        return SOFT_HYPHEN
+    return chr(code) if 0 < code < 0x110000 else ""
+
+
 def read_text_lines(page: pdfium.PdfPage, frame: _Frame) -> list[Line]:
     """Text lines of the page's text layer (empty for a scanned page)."""
     textpage = page.get_textpage()
     try:
         n = textpage.count_chars()
         codes = [pdfium_c.FPDFText_GetUnicode(textpage, i) for i in range(n)]
-        boxes = [frame.box(*textpage.get_charbox(i)) for i in range(n)]
+        boxes = [frame.box(*textpage.get_charbox(i, loose=True)) for i in range(n)]
         segs: list[Line] = []
         vertical: list[Line] = []
         for a, b in _runs(codes, boxes):
@@ -154,7 +167,7 @@ def read_text_lines(page: pdfium.PdfPage, frame: _Frame) -> list[Line]:
             ink = [bx for code, bx in chars if code not in (32, 0xA0, 2, 10, 13)]
             if not ink:
                 continue
-            text = _SPACES.sub(" ", "".join(chr(c) if c < 0x110000 else "" for c, _ in chars)).strip()
+            text = _SPACES.sub(" ", "".join(_char(c) for c, _ in chars)).strip()
             box = ink[0]
             for bx in ink[1:]:
                 box = union(box, bx)

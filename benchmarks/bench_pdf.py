@@ -1,0 +1,394 @@
+"""PDF ingestion against a naive extractor, on real papers.
+
+* eLife (article PDF vs its own JATS): main-figure recall/precision by figure number, caption WER
+  against the JATS caption (a missed caption counts 100), inline-reference recall against the xrefs.
+* DocBank (arXiv pages with labelled tokens, 0–1000 coordinates, 0-based page index): share of
+  labelled figure regions and figure-caption regions found with IoU ≥ 0.7.
+* Speed: pages/s per core, seconds per paper (p50/p99), peak memory on a 300-page PDF.
+
+The naive baseline (pdfplumber) merges embedded image boxes per page region and takes text blocks
+that start with "Figure N" as captions, each paired with the nearest image region.
+Usage: ``python benchmarks/bench_pdf.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import print_table, require_shared_data  # noqa: E402
+
+import jiwer  # noqa: E402
+import numpy as np  # noqa: E402
+import pdfplumber  # noqa: E402
+import pypdfium2 as pdfium  # noqa: E402
+
+from figlink.ingest.jats import parse_jats  # noqa: E402
+from figlink.ingest.pdf import page_figures, parse_pdf  # noqa: E402
+from figlink.ingest.pdf_page import iou  # noqa: E402
+from figlink.text.mentions import figure_key  # noqa: E402
+
+Box = tuple[float, float, float, float]
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": "\"", "\u201d": "\""})
+_NAIVE_CAPTION = re.compile(r"^\s*(?:Figure|Fig\.?|FIGURE|FIG\.?)\s*(\d+)\s*[.:|]?\s*")
+
+
+# ------------------------------------------------------------------------------------ naive baseline
+
+@dataclass
+class NaiveFigure:
+    key: str
+    caption: str
+    page: int
+    box: Box | None
+    caption_box: Box
+    refs: list[str] = field(default_factory=list)
+
+
+def _merge_boxes(boxes: list[Box], tol: float = 10.0) -> list[Box]:
+    boxes = list(boxes)
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                a, b = boxes[i], boxes[j]
+                if a[0] - tol <= b[2] and b[0] - tol <= a[2] and a[1] - tol <= b[3] and b[1] - tol <= a[3]:
+                    boxes[i] = (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+                    boxes.pop(j)
+                    changed = True
+                    break
+            if changed:
+                break
+    return boxes
+
+
+def _text_blocks(page: pdfplumber.page.Page) -> list[tuple[str, Box]]:
+    lines = page.extract_text_lines(return_chars=False)
+    blocks: list[tuple[str, Box]] = []
+    for ln in lines:
+        box = (ln["x0"], ln["top"], ln["x1"], ln["bottom"])
+        if blocks:
+            text, b = blocks[-1]
+            h = box[3] - box[1]
+            if 0 <= box[1] - b[3] < 0.8 * h and min(b[2], box[2]) - max(b[0], box[0]) > 0:
+                blocks[-1] = (text + " " + ln["text"], (min(b[0], box[0]), b[1], max(b[2], box[2]), box[3]))
+                continue
+        blocks.append((ln["text"], box))
+    return blocks
+
+
+def naive_extract(path: Path, page_index: int | None = None) -> list[NaiveFigure]:
+    """The baseline: image regions per page + "Figure N" text blocks, nearest pairs."""
+    out: dict[str, NaiveFigure] = {}
+    body: list[str] = []
+    with pdfplumber.open(str(path)) as pdf:
+        pages = pdf.pages if page_index is None else [pdf.pages[page_index]]
+        for page in pages:
+            regions = _merge_boxes([(im["x0"], im["top"], im["x1"], im["bottom"]) for im in page.images])
+            for text, box in _text_blocks(page):
+                m = _NAIVE_CAPTION.match(text)
+                if m is None or m.group(1) in out:
+                    body.append(text)
+                    continue
+                best = min(regions, key=lambda r: min(abs(box[1] - r[3]), abs(r[1] - box[3])), default=None)
+                out[m.group(1)] = NaiveFigure(m.group(1), text[m.end():], page.page_number, best, box)
+            page.flush_cache()
+    text = " ".join(body)
+    for sent in re.split(r"(?<=[.!?])\s+(?=[A-Z])", text):
+        for m in re.finditer(r"Fig(?:ure)?s?\.?\s*(\d+)", sent):
+            if m.group(1) in out:
+                out[m.group(1)].refs.append(sent)
+    return list(out.values())
+
+
+# --------------------------------------------------------------------------------------------- eLife
+
+def _norm_words(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = text.translate(_QUOTES)
+    text = re.sub(r"\s+", " ", text)
+    return text.strip()
+
+
+def caption_wer(ref: str, hyp: str | None) -> float:
+    if hyp is None or not hyp.strip():
+        return 100.0
+    r, h = _norm_words(ref), _norm_words(hyp)
+    if not r:
+        return 0.0
+    return 100.0 * min(1.0, jiwer.wer(r, h))
+
+
+def _tokens(s: str) -> set[str]:
+    return set(re.findall(r"\w+", s.lower()))
+
+
+def ref_found(gold: str, preds: list[str]) -> bool:
+    g = _tokens(gold)
+    if not g:
+        return True
+    return any(len(g & _tokens(p)) / min(len(g), max(1, len(_tokens(p)))) >= 0.7 for p in preds)
+
+
+def article_only(xml_path: Path):  # type: ignore[no-untyped-def]
+    """The JATS paper without its sub-articles (decision letter, author response): not in the PDF."""
+    from lxml import etree
+
+    from figlink.ingest.jats import parse_jats_bytes
+
+    root = etree.fromstring(xml_path.read_bytes())
+    for sub in list(root.iter("sub-article")):
+        sub.getparent().remove(sub)
+    return parse_jats_bytes(etree.tostring(root), name=xml_path.name)
+
+
+def elife_pairs(data: Path) -> list[tuple[Path, Path]]:
+    pairs = []
+    for d in sorted((data / "pdf" / "elife").iterdir()):
+        for pdf in sorted(d.glob("*.pdf")):
+            if pdf.stem.endswith("-figures"):
+                continue
+            xml = d / (pdf.stem + ".xml")
+            if xml.exists():
+                pairs.append((pdf, xml))
+    return pairs
+
+
+def _main_key(label: str | None) -> str | None:
+    k = figure_key(label)
+    return k if k and k.isdigit() else None
+
+
+def same_article(pdf_path: Path, doi: str | None) -> bool:
+    """True when the PDF's first pages carry the XML's DOI number (a dev pair can be mismatched)."""
+    nums = re.findall(r"\d{4,}", doi or "")
+    if not nums:
+        return True
+    with pdfium.PdfDocument(str(pdf_path)) as doc:
+        text = " ".join(doc[i].get_textpage().get_text_range() for i in range(min(2, len(doc))))
+    return nums[-1] in text
+
+
+def bench_elife(data: Path) -> tuple[list[list[str]], list[float], int, list[str]]:
+    stats = {name: {"tp": 0, "gold": 0, "pred": 0, "wer": [], "refs": 0, "refs_found": 0}
+             for name in ("naive", "figlink")}
+    lat: list[float] = []
+    pages = 0
+    notes: list[str] = []
+    for pdf_path, xml_path in elife_pairs(data):
+        xml_paper = article_only(xml_path)
+        gold = {k: f for f in xml_paper.figures if (k := _main_key(f.label))}
+        if not gold:
+            notes.append(f"{pdf_path.name}: skipped, its XML has no figures")
+            continue  # a registered report, an accepted manuscript without figures
+        if not same_article(pdf_path, xml_paper.doi):
+            notes.append(f"{pdf_path.name}: skipped, the PDF is not the article of its XML ({xml_paper.doi})")
+            continue
+        with pdfium.PdfDocument(str(pdf_path)) as doc:
+            pages += len(doc)
+        t = time.process_time()
+        ours = parse_pdf(pdf_path)
+        lat.append(time.process_time() - t)
+        pred = {k: (f.caption, [r.text for r in f.inline_refs]) for f in ours.figures
+                if (k := _main_key(f.label)) and f.bbox is not None}
+        naive = {f.key: (f.caption, f.refs) for f in naive_extract(pdf_path) if f.box is not None}
+        for name, got in (("naive", naive), ("figlink", pred)):
+            s = stats[name]
+            s["gold"] += len(gold)
+            s["pred"] += len(got)
+            s["tp"] += len(set(gold) & set(got))
+            for k, g in gold.items():
+                s["wer"].append(caption_wer(g.caption, got[k][0] if k in got else None))
+                for r in g.inline_refs:
+                    s["refs"] += 1
+                    s["refs_found"] += ref_found(r.text, got[k][1] if k in got else [])
+    rows = []
+    for name, s in stats.items():
+        rows.append([name, f"{100 * s['tp'] / max(1, s['gold']):.1f}%", f"{100 * s['tp'] / max(1, s['pred']):.1f}%",
+                     f"{np.mean(s['wer']):.2f}", f"{100 * s['refs_found'] / max(1, s['refs']):.1f}%",
+                     f"{s['gold']} figs / {s['refs']} refs"])
+    return rows, lat, pages, notes
+
+
+# ------------------------------------------------------------------------------------------- DocBank
+
+def _components(boxes: list[Box], tol: float) -> list[list[int]]:
+    parent = list(range(len(boxes)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i in range(len(boxes)):
+        for j in range(i + 1, len(boxes)):
+            a, b = boxes[i], boxes[j]
+            if a[0] - tol <= b[2] and b[0] - tol <= a[2] and a[1] - tol <= b[3] and b[1] - tol <= a[3]:
+                parent[find(i)] = find(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(boxes)):
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
+
+
+def _union(boxes: list[Box]) -> Box:
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+
+
+def docbank_gold(txt: Path, w: float, h: float) -> tuple[list[Box], list[Box], list[Box]]:
+    """Labelled figure regions (nested boxes merged) and figure-caption regions, in points.
+
+    DocBank labels a caption's "Fig. 3." prefix as paragraph; it is put back into the caption box.
+    """
+    tokens: list[tuple[str, Box, str]] = []
+    for line in txt.read_text(encoding="utf-8", errors="replace").splitlines():
+        parts = line.rstrip("\r").split("\t")
+        if len(parts) < 10:
+            continue
+        box = (int(parts[1]) * w / 1000, int(parts[2]) * h / 1000, int(parts[3]) * w / 1000, int(parts[4]) * h / 1000)
+        tokens.append((parts[0], box, parts[9]))
+    figs = [b for _, b, lab in tokens if lab == "figure"]
+    gold_figs = [_union([figs[i] for i in g]) for g in _components(figs, 0.0)]
+    # a figure drawn as several included files (subfigures side by side) is one figure
+    merged = [_union([gold_figs[i] for i in g]) for g in _components(gold_figs, 12.0)]
+    caps: list[int] = [i for i, t in enumerate(tokens) if t[2] == "caption"]
+    gold_caps = []
+    for g in _components([tokens[i][1] for i in caps], 4.0):
+        idx = sorted(caps[k] for k in g)
+        first = idx[0]
+        label = [j for j in range(max(0, first - 3), first)
+                 if tokens[j][2] != "caption" and re.match(r"^(fig(ure)?s?\.?|\d+[.:]?|[A-Z]?\d+[.:]?)$", tokens[j][0], re.I)]
+        if not any(re.match(r"^fig", tokens[j][0], re.I) for j in label):
+            if not re.match(r"^\s*(fig|figure)\b", tokens[first][0], re.I):
+                continue
+        gold_caps.append(_union([tokens[j][1] for j in label + idx]))
+    return gold_figs, merged, gold_caps
+
+
+def bench_docbank(data: Path, limit: int | None) -> tuple[list[list[str]], list[float]]:
+    folder = data / "pdf" / "docbank"
+    counts = {n: {"fig": 0, "fig_hit": 0, "mfig": 0, "mfig_hit": 0, "cap": 0, "cap_hit": 0}
+              for n in ("naive", "figlink")}
+    lat: list[float] = []
+    skipped = 0
+    txts = sorted(folder.glob("*.txt"))
+    for txt in txts[:limit] if limit else txts:
+        m = re.match(r"(.*)_(\d+)\.txt$", txt.name)
+        if m is None:
+            continue
+        pdf_path = folder / f"{m.group(1)}_black.pdf"
+        if not pdf_path.exists():
+            continue
+        index = int(m.group(2))
+        try:
+            with pdfium.PdfDocument(str(pdf_path)) as doc:
+                if index >= len(doc):
+                    continue
+                w, h = doc[index].get_size()
+        except pdfium.PdfiumError:
+            skipped += 1
+            continue
+        gold_figs, gold_merged, gold_caps = docbank_gold(txt, w, h)
+        if not gold_figs and not gold_caps:
+            continue
+        t = time.process_time()
+        ours = [f for f in page_figures(pdf_path, index) if not f.continuation]
+        lat.append(time.process_time() - t)
+        preds = {"figlink": ([f.box for f in ours if f.box], [f.caption_box for f in ours])}
+        naive = naive_extract(pdf_path, index)
+        preds["naive"] = ([f.box for f in naive if f.box], [f.caption_box for f in naive])
+        for name, (pf, pc) in preds.items():
+            c = counts[name]
+            for g in gold_figs:
+                c["fig"] += 1
+                c["fig_hit"] += max((iou(g, p) for p in pf), default=0.0) >= 0.7
+            for g in gold_merged:
+                c["mfig"] += 1
+                c["mfig_hit"] += max((iou(g, p) for p in pf), default=0.0) >= 0.7
+            for g in gold_caps:
+                c["cap"] += 1
+                c["cap_hit"] += max((iou(g, p) for p in pc), default=0.0) >= 0.7
+    rows = [[n, f"{100 * c['fig_hit'] / max(1, c['fig']):.1f}% of {c['fig']}",
+             f"{100 * c['mfig_hit'] / max(1, c['mfig']):.1f}% of {c['mfig']}",
+             f"{100 * c['cap_hit'] / max(1, c['cap']):.1f}% of {c['cap']}"] for n, c in counts.items()]
+    if skipped:
+        rows.append([f"({skipped} PDFs unreadable by both)", "", "", ""])
+    return rows, lat
+
+
+# --------------------------------------------------------------------------------------------- speed
+
+def build_long_pdf(sources: list[Path], n_pages: int, out: Path) -> int:
+    """A PDF of ``n_pages`` real pages, made by concatenating the sources' pages over and over."""
+    dest = pdfium.PdfDocument.new()
+    while len(dest) < n_pages:
+        for src in sources:
+            with pdfium.PdfDocument(str(src)) as s:
+                take = min(len(s), n_pages - len(dest))
+                dest.import_pages(s, list(range(take)))
+            if len(dest) >= n_pages:
+                break
+    dest.save(str(out))
+    n = len(dest)
+    dest.close()
+    return n
+
+
+_MEM_CHILD = """
+import resource, sys, time
+from figlink.ingest.pdf import parse_pdf
+t = time.perf_counter()
+p = parse_pdf(sys.argv[1])
+print(len(p.figures), time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def bench_memory(sources: list[Path], n_pages: int) -> list[str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "long.pdf"
+        n = build_long_pdf(sources, n_pages, path)
+        res = subprocess.run([sys.executable, "-c", _MEM_CHILD, str(path)], capture_output=True, text=True,
+                             check=True)
+        figs, secs, rss = res.stdout.split()
+    return [f"{n}-page PDF", f"{n / float(secs):.1f} pages/s", f"{float(secs):.1f} s", f"{float(rss):.0f} MB peak RSS",
+            f"{figs} figures"]
+
+
+def main() -> None:
+    data = require_shared_data("the PDF benchmark")
+    quick = "--quick" in sys.argv
+    t0 = time.perf_counter()
+    rows, lat, pages, notes = bench_elife(data)
+    print_table("eLife article PDFs vs their JATS (main figures)",
+                ["extractor", "fig recall", "fig precision", "caption WER", "inline-ref recall", "gold"], rows)
+    for note in notes:
+        print("  note:", note)
+    drows, dlat = bench_docbank(data, 12 if quick else None)
+    print_table("DocBank pages: regions with IoU >= 0.7", ["extractor", "labelled boxes", "figures (adjacent boxes merged)", "figure captions"], drows)
+    cpu = sum(lat)
+    a = np.asarray(lat)
+    speed = [["eLife papers (figlink)", f"{pages / cpu:.2f} pages/s/core", f"{np.percentile(a, 50):.2f} s",
+              f"{np.percentile(a, 99):.2f} s", f"{len(a)} papers, {pages} pages"]]
+    d = np.asarray(dlat)
+    speed.append(["DocBank single pages", f"{len(d) / d.sum():.2f} pages/s/core", f"{np.percentile(d, 50):.2f} s",
+                  f"{np.percentile(d, 99):.2f} s", f"{len(d)} pages"])
+    print_table("Speed (CPU time, one core)", ["set", "throughput", "p50", "p99", "n"], speed)
+    sources = [p for p, _ in elife_pairs(data)]
+    mem = bench_memory(sources, 60 if quick else 300)
+    print_table("Long document (streamed page by page, own process)",
+                ["input", "throughput", "wall", "memory", "found"], [mem])
+    print(f"\nbench_pdf: {time.perf_counter() - t0:.0f} s; this process peaked at "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
