@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,8 +56,11 @@ def open_pdf(path: Path, limits: Limits) -> pdfium.PdfDocument:
         doc = pdfium.PdfDocument(str(path))
     except pdfium.PdfiumError as exc:
         msg = str(exc)
-        if "password" in msg.lower():
+        data = path.read_bytes() if size < 50 * 1024 * 1024 else b""
+        if "password" in msg.lower() and (b"/Encrypt" in data or not data):
             raise InputError(f"{name}: encrypted PDF (a password is needed to open it)", stage="encrypted") from exc
+        if re.search(rb"/Type\s*/Pages\b[^>]*/Count\s+0\b|/Count\s+0\b[^>]*/Type\s*/Pages\b", data):
+            raise InputError(f"{name}: the PDF has no pages") from exc
         raise ParseError(f"{name}: unreadable PDF ({msg})") from exc
     n = len(doc)
     if n == 0:
