@@ -11,13 +11,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pypdfium2 as pdfium
 
 from figlink.errors import FiglinkError, ParseError
 from figlink.ingest.pdf_body import inline_refs, inside, is_margin, paragraphs, reading_order, running_lines
 from figlink.ingest.pdf_captions import Caption, find_captions, resolve_hyphens
 from figlink.ingest.pdf_doc import Limits, TimeLimit, iter_pages, open_pdf, render_scale
-from figlink.ingest.pdf_figures import Region, body_width, graphic_regions, grow, is_body_line, match
+from figlink.ingest.pdf_figures import (MIN_SIDE, Region, body_width, graphic_regions, grow, is_body_line, match,
+                                        space_region)
 from figlink.ingest.pdf_page import Box, Line, PageContent, area, intersection, read_page
 from figlink.model import Figure, Paper
 from figlink.text.mentions import figure_number
@@ -100,7 +102,21 @@ def _page_figures(page: pdfium.PdfPage, content: PageContent, opts: Options,
             pairs = match(captions, regions, content)
     full = body_width(content.lines)
     walls = [ln.box for ln in content.lines if is_body_line(ln, full)] + [c.box for c in captions]
-    spare = [r.box for j, r in enumerate(regions) if j not in pairs.values()]
+    missing = [i for i, c in enumerate(captions) if i not in pairs and not c.continuation]
+    if missing:
+        # last resort: the empty space next to the caption, cut down to what is drawn there
+        extra = []
+        for i in missing:
+            for above in (True, False):
+                space = space_region(captions[i].box, content, walls, above)
+                ink = _ink_box(page, content, space, opts) if space else None
+                if ink is not None:
+                    extra.append(Region(ink, "space", 0.5))
+                    break
+        if extra:
+            regions = regions + extra
+            pairs = match(captions, regions, content)
+    spare = [r.box for j, r in enumerate(regions) if j not in pairs.values() and r.source != "space"]
     found = []
     for i, j in sorted(pairs.items()):
         cap = captions[i]
@@ -110,6 +126,23 @@ def _page_figures(page: pdfium.PdfPage, content: PageContent, opts: Options,
         if i not in pairs:
             found.append(_Found(cap, (0.0, 0.0, 0.0, 0.0), content.index, "none"))
     return found
+
+
+def _ink_box(page: pdfium.PdfPage, content: PageContent, box: Box, opts: Options) -> Box | None:
+    """The box of what is drawn (non-white pixels) inside ``box``, or None when it is blank."""
+    scale = render_scale(box[2] - box[0], box[3] - box[1], 72.0, opts.limits)
+    bitmap = page.render(scale=scale, crop=(box[0], content.height - box[3], content.width - box[2], box[1]))
+    gray = bitmap.to_numpy()[:, :, :3].min(axis=2)
+    ys, xs = np.nonzero(gray < 235)
+    if len(xs) < 50:
+        return None
+    x0, x1 = np.percentile(xs, [0.2, 99.8])
+    y0, y1 = np.percentile(ys, [0.2, 99.8])
+    out = (float(box[0] + x0 / scale), float(box[1] + y0 / scale), float(box[0] + (x1 + 1) / scale),
+           float(box[1] + (y1 + 1) / scale))
+    if out[2] - out[0] < MIN_SIDE or out[3] - out[1] < MIN_SIDE:
+        return None
+    return out
 
 
 def _crop(page: pdfium.PdfPage, content: PageContent, box: Box, opts: Options, out: Path) -> None:
@@ -218,7 +251,7 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
                 if "-s" in cap.key:
                     fig.parent = _figure_id(cap.key.split("-s", 1)[0])
                 if f.source != "none":
-                    fig.bbox = [round(v, 2) for v in f.box]
+                    fig.bbox = [round(float(v), 2) for v in f.box]
                     if image_dir is not None:
                         name = f"{paper_id}_{fig.figure_id}.png"
                         _crop(page, content, f.box, opts, image_dir / name)

@@ -152,6 +152,23 @@ def match(captions: list[Caption], regions: list[Region], page: PageContent) -> 
     return {int(i): int(j) for i, j in zip(rows, cols) if cost[i, j] < _NO / 2}
 
 
+def space_region(cap: Box, page: PageContent, walls: list[Box], above: bool = True) -> Box | None:
+    """The empty space between a caption and the nearest running text above (or below) it, across
+    the caption's width: where a figure the PDF draws in no way we can read (a scan) must be."""
+    x0, x1 = cap[0] - 4, cap[2] + 4
+    margin_top, margin_bottom = 0.06 * page.height, 0.94 * page.height
+    blockers = [w for w in walls if min(w[2], x1) - max(w[0], x0) > 0 and w != cap]
+    if above:
+        ys = [w[3] for w in blockers if w[3] <= cap[1] + 1]
+        top, bottom = max(ys + [margin_top]), cap[1] - 2
+    else:
+        ys = [w[1] for w in blockers if w[1] >= cap[3] - 1]
+        top, bottom = cap[3] + 2, min(ys + [margin_bottom])
+    if bottom - top < 3 * MIN_SIDE:
+        return None
+    return (x0, top + 2, x1, bottom)
+
+
 def grow(fig: Box, cap: Box, spare: list[Box], walls: list[Box]) -> Box:
     """Absorb unmatched regions on the figure's side of its caption (panels drawn apart)."""
     above = fig[3] <= cap[1] + 4
@@ -176,4 +193,4 @@ def grow(fig: Box, cap: Box, spare: list[Box], walls: list[Box]) -> Box:
     return fig
 
 
-__all__ = ["Region", "graphic_regions", "match", "grow", "edge_cost", "body_width", "is_body_line"]
+__all__ = ["Region", "graphic_regions", "match", "grow", "space_region", "edge_cost", "body_width", "is_body_line"]
