@@ -258,8 +258,6 @@ def docbank_gold(txt: Path, w: float, h: float) -> tuple[list[Box], list[Box], l
         tokens.append((parts[0], box, parts[9]))
     figs = [b for _, b, lab in tokens if lab == "figure"]
     gold_figs = [_union([figs[i] for i in g]) for g in _components(figs, 0.0)]
-    # a figure drawn as several included files (subfigures side by side) is one figure
-    merged = [_union([gold_figs[i] for i in g]) for g in _components(gold_figs, 12.0)]
     caps: list[int] = [i for i, t in enumerate(tokens) if t[2] == "caption"]
     gold_caps = []
     for g in _components([tokens[i][1] for i in caps], 4.0):
@@ -271,7 +269,24 @@ def docbank_gold(txt: Path, w: float, h: float) -> tuple[list[Box], list[Box], l
             if not re.match(r"^\s*(fig|figure)\b", tokens[first][0], re.I):
                 continue
         gold_caps.append(_union([tokens[j][1] for j in label + idx]))
+    # a figure drawn as several included files (subfigures side by side over one caption) is one figure
+    owner = [_nearest_caption(b, gold_caps) for b in gold_figs]
+    groups: dict[object, list[Box]] = {}
+    for k, (b, o) in enumerate(zip(gold_figs, owner)):
+        groups.setdefault(o if o is not None else ("alone", k), []).append(b)
+    merged = [_union(g) for g in groups.values()]
     return gold_figs, merged, gold_caps
+
+
+def _nearest_caption(fig: Box, caps: list[Box], reach: float = 80.0) -> int | None:
+    best, best_d = None, reach
+    for i, c in enumerate(caps):
+        if min(fig[2], c[2]) - max(fig[0], c[0]) <= 0:
+            continue
+        d = c[1] - fig[3] if c[1] >= fig[3] - 2 else (fig[1] - c[3] if fig[1] >= c[3] - 2 else None)
+        if d is not None and d < best_d:
+            best, best_d = i, d
+    return best
 
 
 def bench_docbank(data: Path, limit: int | None) -> tuple[list[list[str]], list[float]]:

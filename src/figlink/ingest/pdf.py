@@ -120,7 +120,7 @@ def _page_figures(page: pdfium.PdfPage, content: PageContent, opts: Options,
     found = []
     for i, j in sorted(pairs.items()):
         cap = captions[i]
-        box = grow(regions[j].box, cap.box, spare, [w for w in walls if w != cap.box])
+        box = grow(regions[j].box, cap.box, spare, [w for w in walls if w != cap.box], content.lines)
         found.append(_Found(cap, box, content.index, regions[j].source))
     for i, cap in enumerate(captions):
         if i not in pairs:

@@ -169,7 +169,15 @@ def space_region(cap: Box, page: PageContent, walls: list[Box], above: bool = Tr
     return (x0, top + 2, x1, bottom)
 
 
-def grow(fig: Box, cap: Box, spare: list[Box], walls: list[Box]) -> Box:
+def text_heavy(region: Box, lines: list[Line]) -> bool:
+    """True for a region that is mostly rows of text (a table), not a drawing."""
+    inside = [ln for ln in lines if intersection(ln.box, region) > 0.5 * area(ln.box) and not ln.vertical]
+    if len(inside) < 4:
+        return False
+    return sum(area(ln.box) for ln in inside) > 0.3 * area(region)
+
+
+def grow(fig: Box, cap: Box, spare: list[Box], walls: list[Box], lines: list[Line] | None = None) -> Box:
     """Absorb unmatched regions on the figure's side of its caption (panels drawn apart)."""
     above = fig[3] <= cap[1] + 4
     changed = True
@@ -177,15 +185,22 @@ def grow(fig: Box, cap: Box, spare: list[Box], walls: list[Box]) -> Box:
         changed = False
         for k, r in enumerate(spare):
             same_side = r[3] <= cap[1] + 4 if above else r[1] >= cap[3] - 4
-            if not same_side or gap(r, fig) > 4 * CLUSTER_GAP:
+            if not same_side:
                 continue
             ov = min(r[2], fig[2]) - max(r[0], fig[0])
             vov = min(r[3], fig[3]) - max(r[1], fig[1])
-            if ov <= 0 and vov <= 0:
+            near = gap(r, fig) <= 4 * CLUSTER_GAP and (ov > 0 or vov > 0)
+            # a panel beside the figure, over the same caption: side-by-side subfigures
+            beside = (vov > 0.5 * min(r[3] - r[1], fig[3] - fig[1]) and r[0] >= cap[0] - 10
+                      and r[2] <= cap[2] + 10)
+            if not (near or beside):
                 continue
             candidate = union(fig, r)
-            if any(intersection(candidate, w) > 0.5 * area(w) for w in walls):
-                continue
+            if any(intersection(candidate, w) > 0.5 * area(w) and intersection(fig, w) <= 0.5 * area(w)
+                   and intersection(r, w) <= 0.5 * area(w) for w in walls):
+                continue  # running text between the two
+            if lines is not None and text_heavy(r, lines):
+                continue  # a table beside the figure, not a panel of it
             fig = candidate
             spare.pop(k)
             changed = True
@@ -193,4 +208,4 @@ def grow(fig: Box, cap: Box, spare: list[Box], walls: list[Box]) -> Box:
     return fig
 
 
-__all__ = ["Region", "graphic_regions", "match", "grow", "space_region", "edge_cost", "body_width", "is_body_line"]
+__all__ = ["text_heavy", "Region", "graphic_regions", "match", "grow", "space_region", "edge_cost", "body_width", "is_body_line"]

@@ -6,6 +6,7 @@ growing downwards (as pdfplumber's ``top``/``bottom``), so ``[x0, y0, x1, y1]`` 
 
 from __future__ import annotations
 
+import ctypes
 import re
 from dataclasses import dataclass, field
 
@@ -153,6 +154,24 @@ def _char(code: int) -> str:
     return chr(code) if 0 < code < 0x110000 else ""
 
 
+def _em_box(textpage: pdfium.PdfTextPage, frame: _Frame, a: int, b: int, box: Box) -> Box:
+    """The run's box with the vertical extent of its type (baseline − 0.8 em … baseline + 0.2 em),
+    the convention of pdfminer/pdfplumber), joined with the glyphs' own boxes."""
+    x, y = ctypes.c_double(), ctypes.c_double()
+    top, bottom = box[3], box[1]
+    for i in range(a, b):
+        size = pdfium_c.FPDFText_GetFontSize(textpage, i)
+        if size <= 0 or not pdfium_c.FPDFText_GetCharOrigin(textpage, i, x, y):
+            continue
+        if pdfium_c.FPDFText_GetUnicode(textpage, i) in (32, 0xA0, 2, 10, 13):
+            continue
+        base = frame.top - y.value
+        top, bottom = min(top, base - 0.8 * size), max(bottom, base + 0.2 * size)
+    if top >= bottom:
+        return box
+    return (box[0], max(0.0, min(top, box[1])), box[2], min(frame.height, max(bottom, box[3])))
+
+
 def read_text_lines(page: pdfium.PdfPage, frame: _Frame) -> list[Line]:
     """Text lines of the page's text layer (empty for a scanned page)."""
     textpage = page.get_textpage()
@@ -178,7 +197,7 @@ def read_text_lines(page: pdfium.PdfPage, frame: _Frame) -> list[Line]:
                 vertical.append(Line(box, text, vertical=True))
             else:
                 bold = pdfium_c.FPDFText_GetFontWeight(textpage, a) >= 600
-                segs.append(Line(box, text, bold=bold))
+                segs.append(Line(_em_box(textpage, frame, a, b, box), text, bold=bold))
         return _merge_segments(segs) + vertical
     finally:
         textpage.close()
