@@ -213,6 +213,7 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
     extra_text: dict[str, list[str]] = {}
     body_pages: list[tuple[float, float, list[Line]]] = []
     vocab: Counter[str] = Counter()
+    pictures = 0
     image_ref = ""
     if image_dir is None and image_root is not None:
         image_dir = Path(image_root) / paper_id
@@ -223,7 +224,11 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
     try:
         for i, page in iter_pages(doc, path.name, opts.limits, clock):
             content = read_page(page, i)
-            if _is_scanned(content) and opts.ocr:
+            scanned = _is_scanned(content)
+            pictures += scanned
+            # a picture-only page in a document that has a text layer elsewhere is a figure page,
+            # not a scan: OCR only while most pages so far have had no text
+            if scanned and opts.ocr and pictures >= 0.5 * (i + 1):
                 try:
                     _ocr_page(page, content, opts)
                     warnings.append(f"page {i + 1}: no text layer, read by OCR")

@@ -159,7 +159,8 @@ def _em_box(textpage: pdfium.PdfTextPage, frame: _Frame, a: int, b: int, box: Bo
     the convention of pdfminer/pdfplumber), joined with the glyphs' own boxes."""
     x, y = ctypes.c_double(), ctypes.c_double()
     top, bottom = box[3], box[1]
-    for i in range(a, b):
+    probe = {a, (a + b) // 2, b - 1} if b - a > 3 else set(range(a, b))  # the type size of a run, sampled
+    for i in sorted(probe):
         size = pdfium_c.FPDFText_GetFontSize(textpage, i)
         if size <= 0 or not pdfium_c.FPDFText_GetCharOrigin(textpage, i, x, y):
             continue
