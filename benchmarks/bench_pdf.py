@@ -260,7 +260,7 @@ def docbank_gold(txt: Path, w: float, h: float) -> tuple[list[Box], list[Box], l
     gold_figs = [_union([figs[i] for i in g]) for g in _components(figs, 0.0)]
     caps: list[int] = [i for i, t in enumerate(tokens) if t[2] == "caption"]
     gold_caps = []
-    for g in _components([tokens[i][1] for i in caps], 4.0):
+    for g in _components([tokens[i][1] for i in caps], 8.0):
         idx = sorted(caps[k] for k in g)
         first = idx[0]
         label = [j for j in range(max(0, first - 3), first)
@@ -269,8 +269,25 @@ def docbank_gold(txt: Path, w: float, h: float) -> tuple[list[Box], list[Box], l
             if not re.match(r"^\s*(fig|figure)\b", tokens[first][0], re.I):
                 continue
         gold_caps.append(_union([tokens[j][1] for j in label + idx]))
-    # a figure drawn as several included files (subfigures side by side over one caption) is one figure
-    owner = [_nearest_caption(b, gold_caps) for b in gold_figs]
+    # a figure drawn as several included files (subfigures side by side over one caption, or over one
+    # "Figure N" label that DocBank left unlabelled) is one figure
+    anchors = gold_caps + [_union([tokens[j][1], tokens[j + 1][1]]) for j in range(len(tokens) - 1)
+                           if re.match(r"^(fig|figure)\.?$", tokens[j][0], re.I)
+                           and re.match(r"^[A-Z]?\d+[.:]?$", tokens[j + 1][0])]
+    owner = [_nearest_caption(b, anchors) for b in gold_figs]
+    for k, b in enumerate(gold_figs):  # a box beside an owned one, under the same centred label
+        if owner[k] is not None:
+            continue
+        for m, o in enumerate(owner):
+            if o is None:
+                continue
+            c, other = anchors[o], gold_figs[m]
+            vov = min(b[3], other[3]) - max(b[1], other[1])
+            hgap = max(b[0], other[0]) - min(b[2], other[2])
+            u = _union([b, other])
+            if vov > 0.5 * min(b[3] - b[1], other[3] - other[1]) and hgap < 20 and u[0] <= (c[0] + c[2]) / 2 <= u[2]:
+                owner[k] = o
+                break
     groups: dict[object, list[Box]] = {}
     for k, (b, o) in enumerate(zip(gold_figs, owner)):
         groups.setdefault(o if o is not None else ("alone", k), []).append(b)
