@@ -67,7 +67,7 @@ def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     if size == 0:
         raise InputError("empty file")
     if size > max_bytes:
-        raise InputError(f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit for one article")
+        raise InputError(f"file is {size / 2**20:.1f} MB, over the {max_bytes / 2**20:.0f} MB limit for one article")
     return path.read_bytes()
 
 
@@ -80,7 +80,8 @@ def parse_xml_bytes(data: bytes) -> tuple[etree._Element, list[str]]:
         root = etree.fromstring(data, _PARSER)
     except etree.XMLSyntaxError as e:
         msg = str(e)
-        if "not proper UTF-8" in msg or "Input is not proper" in msg or "invalid character" in msg.lower():
+        if any(k in msg for k in ("not proper UTF-8", "Input is not proper", "Invalid bytes in character encoding",
+                                  "invalid character", "Char 0x")):
             text = data.decode("utf-8", errors="replace")
             text = re.sub(r"^<\?xml[^>]*\?>", "", text.lstrip("\ufeff"))
             try:
@@ -148,18 +149,39 @@ def _license(meta: Optional[etree._Element]):
 
 # --------------------------------------------------------------------------------------------- figures
 
+_NOT_CAPTION_PROSE = frozenset({"supplementary-material", "media", "object-id", "fig", "table-wrap",
+                                "tex-math", MATHML + "annotation", MATHML + "annotation-xml"})
+_DOI_LINE = re.compile(r"^DOI:\s*\S+$")
+
+
+def _prose(el: etree._Element) -> str:
+    """Text of an element without the attachments nested in it (source data files, media, DOIs)."""
+    parts: list[str] = []
+
+    def walk(e: etree._Element) -> None:
+        if e.text:
+            parts.append(e.text)
+        for child in e:
+            if isinstance(child.tag, str) and child.tag not in _NOT_CAPTION_PROSE:
+                walk(child)
+            if child.tail:
+                parts.append(child.tail)
+
+    walk(el)
+    return _norm("".join(parts))
+
+
 def _caption_text(fig: etree._Element) -> str:
     cap = fig.find("caption")
     if cap is None:
         return ""
     parts: list[str] = []
     for child in cap:
-        if not isinstance(child.tag, str):
+        if not isinstance(child.tag, str) or child.tag in _NOT_CAPTION_PROSE:
             continue
-        t = _text(child)
-        if not t or (child.tag == "p" and re.match(r"^DOI:\s*\S+$", t)):
-            continue  # eLife's "DOI: http://dx.doi.org/…" line is not caption prose
-        parts.append(t)
+        t = _prose(child)
+        if t and not _DOI_LINE.match(t):  # eLife's "DOI: http://dx.doi.org/…" line is not caption prose
+            parts.append(t)
     return " ".join(parts)
 
 
@@ -371,17 +393,17 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
     if dangling:
         warnings.append(f"{dangling} figure xref(s) point to ids that do not exist")
 
-    # refs[(figure_id, block#, sentence#)] = InlineRef
-    refs: dict[tuple[str, int, int], InlineRef] = {}
-    order: list[tuple[str, int, int]] = []
+    # refs[(figure_id, sentence)] = InlineRef: the same sentence written twice (abstract and body, say)
+    # is one reference
+    refs: dict[tuple[str, str], InlineRef] = {}
+    order: list[tuple[str, str]] = []
 
     def add(fid: str, b: int, spans: list[tuple[int, int]], text: str, pos: int, mention: str,
             panels: list[str], section: Optional[str], tagged: bool) -> None:
-        si = sentence_at(spans, pos)
-        key = (fid, b, si)
+        s, e = spans[sentence_at(spans, pos)] if spans else (0, len(text))
+        key = (fid, text[s:e])
         ref = refs.get(key)
         if ref is None:
-            s, e = spans[si] if spans else (0, len(text))
             refs[key] = InlineRef(text=text[s:e], mention=mention, panels=list(panels), section=section,
                                   tagged=tagged)
             order.append(key)

@@ -27,6 +27,7 @@ _ABBREVIATIONS = frozenset(
 # Words after which a period ends the sentence only if what follows clearly opens one; "etc." does.
 _CANDIDATE = re.compile(r"""[.!?]+['"\u2019\u201d)\]]*\s+(?=[A-Z0-9(\[\u201c"'\u2018])""")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.?$")
+_INITIAL_BEFORE = re.compile(r"(?<![A-Za-z])[A-Z]\.\s+$")
 
 
 def _is_abbreviation(text: str, end_mark: int) -> bool:
@@ -47,7 +48,9 @@ def _is_abbreviation(text: str, end_mark: int) -> bool:
     # only when the next word is lower case, which the candidate pattern already excludes.
     if len(word) == 1 and word.isupper():
         nxt = text[end_mark + 1:end_mark + 4].lstrip()
-        return bool(nxt) and nxt[0].isupper() and len(nxt) > 1 and nxt[1:2] == "."
+        if nxt[:1].isupper() and nxt[1:2] == ".":
+            return True  # "J. R. Smith": another initial follows
+        return _INITIAL_BEFORE.search(text, max(0, m.start(1) - 4), m.start(1)) is not None
     # dotted abbreviations such as "U.S." or "i.v."
     if "." in word and len(word) <= 6:
         return True
