@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 from lxml import etree
 
@@ -38,7 +38,6 @@ _KEYWORD_BEFORE = re.compile(r"(?:(?:Supplementa(?:l|ry)|Suppl\.?|Extended\s+Dat
                              r"(?:Fig(?:ure)?s?\.?|FIG(?:URE)?S?\.?)\s*$", re.I)
 _JOINER = re.compile(r"^[\s,;&\u2013\u2014\u2012\u2212\-]*(?:and|or|to)?[\s,;&\u2013\u2014\u2012\u2212\-]*$")
 _TRAILING_LETTERS = re.compile(r"(?:\s*(?:,|&|and\b|[\u2013\u2014\-])\s*\(?[A-Za-z]\)?(?![A-Za-z0-9]))+")
-_HAS_FIG_WORD = re.compile(r"fig|image", re.I)
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True,
                           remove_pis=True, huge_tree=False)
 
@@ -238,7 +237,8 @@ def _block_text(block: etree._Element, fig_ids: dict[str, int]) -> tuple[str, li
         nonlocal length, last_space
         if not s:
             return
-        s = _WS.sub(" ", s)
+        if "\n" in s or "  " in s or "\t" in s or "\r" in s or "\u00a0" in s:
+            s = _WS.sub(" ", s)
         if last_space and s[0] == " ":
             s = s[1:]
             if not s:
@@ -293,22 +293,62 @@ def _section_title(block: etree._Element) -> Optional[str]:
     return None
 
 
+def _outer_block(el: etree._Element) -> Optional[etree._Element]:
+    """The text block whose prose holds ``el``: the outermost block element above it, where a block
+    does not absorb what sits inside a container it skips (a table or media caption inside a
+    paragraph is a block of its own). None inside figures, reference lists and journal metadata."""
+    block: Optional[etree._Element] = None
+    detached = False
+    node: Optional[etree._Element] = el
+    while node is not None:
+        tag = node.tag
+        if tag in _NOT_CONTEXT:
+            return None
+        if tag in _BLOCK_TAGS and not detached:
+            block = node
+        elif tag in _SKIP_IN_BLOCK:
+            detached = True
+        node = node.getparent()
+    return block
+
+
+_FIG_XREFS = etree.XPath("//xref[@ref-type='fig']")
+_FIG_WORDS = ("Fig", "fig", "FIG", "response image")
+
+
+def _outer_blocks(root: etree._Element) -> Iterator[etree._Element]:
+    """Every outermost text block, top-down; a block's skipped containers (tables, media inside a
+    paragraph) are searched for blocks of their own."""
+    seen: set[etree._Element] = set()
+
+    def visit(el: etree._Element) -> Iterator[etree._Element]:
+        for child in el:
+            tag = child.tag
+            if not isinstance(tag, str) or tag in _NOT_CONTEXT:
+                continue
+            if tag in _BLOCK_TAGS:
+                if child not in seen:
+                    seen.add(child)
+                    yield child
+                for inner in child.iter(*_SKIP_IN_BLOCK):
+                    if inner.tag not in _NOT_CONTEXT:
+                        yield from visit(inner)
+            else:
+                yield from visit(child)
+
+    yield from visit(root)
+
+
 def _blocks(root: etree._Element) -> Iterable[etree._Element]:
-    """Outermost text blocks outside figures, reference lists and the journal metadata."""
-    for el in root.iter(*_BLOCK_TAGS):
-        anc = el.getparent()
-        ok = True
-        detached = False  # inside a container (table, media …) that its enclosing block skips
-        while anc is not None:
-            tag = anc.tag
-            if tag in _NOT_CONTEXT or (tag in _BLOCK_TAGS and not detached):
-                ok = False
-                break
-            if tag in _SKIP_IN_BLOCK:
-                detached = True
-            anc = anc.getparent()
-        if ok:
-            yield el
+    """Outermost text blocks that may cite a figure (a figure xref or a figure word), in document order."""
+    with_xref = {b for b in map(_outer_block, _FIG_XREFS(root)) if b is not None}
+    for block in _outer_blocks(root):
+        if block in with_xref:
+            yield block
+        else:
+            text = etree.tostring(block, method="text", encoding=str)
+            if any(w in text for w in _FIG_WORDS):
+                yield block
 
 
 # --------------------------------------------------------------------------------------------- citations
@@ -327,8 +367,8 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
                    ) -> tuple[str, dict[str, list[str]]]:
     """The mention text of a run of adjacent xrefs and the panels it names for each figure id."""
     start, end = group[0].start, group[-1].end
-    first = parse_mention(group[0].text)
-    if not first or first[0].key == "" or group[0].text[:1].isdigit():
+    head = group[0].text
+    if head[:1].isdigit() or len(head) <= 3 or not parse_mention(head) or parse_mention(head)[0].key == "":
         m = _KEYWORD_BEFORE.search(text, max(0, start - 30), start)
         if m:
             start = m.start()
@@ -370,6 +410,16 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
     return mention, {fid: list(dict.fromkeys(p)) for fid, p in result.items()}
 
 
+def _fig_words(s: str) -> int:
+    return s.count("Fig") + s.count("fig") + s.count("FIG") + s.count("image")
+
+
+def _may_hold_plain_mentions(text: str, xrefs: list[_Xref]) -> bool:
+    """False when every figure word of the block sits inside its xrefs (no mention without markup)."""
+    n = _fig_words(text)
+    return n > 0 and n > sum(_fig_words(x.text) for x in xrefs)
+
+
 def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str]) -> None:
     fig_index = {f.figure_id: i for i, f in enumerate(figures)}
     id_to_key = {f.figure_id: figure_key(f.label) for f in figures}
@@ -383,13 +433,12 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
     lookup = dict(fig_index)
     for orig, fid in alias.items():
         lookup.setdefault(orig, fig_index[fid])
-    all_ids = {el.get("id") for el in root.iter() if el.get("id")}
+    unknown = [r for x in root.iter("xref") if x.get("ref-type") == "fig"
+               for r in (x.get("rid") or "").split() if r not in lookup]
     dangling = 0
-    for x in root.iter("xref"):
-        if x.get("ref-type") == "fig":
-            for r in (x.get("rid") or "").split():
-                if r not in all_ids:
-                    dangling += 1
+    if unknown:
+        all_ids = set(root.xpath("//@id"))
+        dangling = sum(r not in all_ids for r in unknown)
     if dangling:
         warnings.append(f"{dangling} figure xref(s) point to ids that do not exist")
 
@@ -419,7 +468,7 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
         text, xrefs = _block_text(block, lookup)
         if not text:
             continue
-        plain = find_mentions(text) if _HAS_FIG_WORD.search(text) else []
+        plain = find_mentions(text) if _may_hold_plain_mentions(text, xrefs) else []
         if xrefs:
             plain = [m for m in plain if not any(m.start < x.end and x.start < m.end for x in xrefs)]
         plain = [m for m in plain if any(c.key in key_to_id for c in m.citations)]

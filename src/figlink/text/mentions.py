@@ -25,6 +25,15 @@ _KEYWORD = re.compile(
          (?P<word>fig(?:ure)?s?(?![a-z])\.?|image(?=s?\s*\d))""",
     re.I | re.X,
 )
+# Fast scan for where a keyword may start; the full keyword (with its qualifier) is matched there.
+_KEYWORD_HINT = re.compile(r"[Ff]ig|FIG|[Ii]mage|IMAGE")
+_WORD_AT = re.compile(r"(?P<word>fig(?:ure)?s?(?![a-z])\.?|image(?=s?\s*\d))", re.I)
+_QUAL_BEFORE = re.compile(
+    rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+data|source\s+data)\s+
+             |appendix\s*(?P<app>\d+|[A-Z])\s*{_D}\s*
+             |author\s+response\s+)$""",
+    re.I | re.X,
+)
 _NUM = re.compile(r"(?P<pre>[SA]?)(?P<n>\d{1,3})(?![\d])(?!\.\d)")
 _SUPP = re.compile(rf"\s*{_D}?\s*figure\s+supplements?\s*", re.I)
 _LETTER_ATTACHED = re.compile(r"\(?([A-Za-z])\)?(?![A-Za-z0-9])|([A-Za-z])(?=[{}])".format(_DASH + ",&"))
@@ -222,18 +231,25 @@ def find_mentions(text: str) -> list[Mention]:
     """Every figure mention written out in plain text, in order, with the figures and panels it names."""
     out: list[Mention] = []
     pos = 0
+    n = len(text)
     while True:
-        m = _KEYWORD.search(text, pos)
-        if m is None:
+        h = _KEYWORD_HINT.search(text, pos)
+        if h is None:
             return out
-        pos = m.end()
-        if m.start() > 0 and text[m.start() - 1].isalpha():
+        k = h.start()
+        pos = k + 1
+        if k > 0 and text[k - 1].isalpha():
             continue
-        prefix = _qualifier_prefix(m.group("qual"), m.group("app"))
-        j = m.end()
-        while j < len(text) and text[j] in " \u00a0":
+        w = _WORD_AT.match(text, k)
+        if w is None:
+            continue
+        q = _QUAL_BEFORE.search(text, max(0, k - 40), k) if k else None
+        start = q.start() if q else k
+        prefix = _qualifier_prefix(q.group("qual"), q.group("app")) if q else ""
+        j = w.end()
+        while j < n and text[j] in " \u00a0":
             j += 1
         cites, end = _read_items(text, j, prefix)
         if cites:
-            out.append(Mention(m.start(), end, text[m.start():end], cites))
+            out.append(Mention(start, end, text[start:end], cites))
             pos = end
