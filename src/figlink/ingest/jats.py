@@ -36,6 +36,7 @@ _NOT_CONTEXT = frozenset({"fig", "fig-group", "ref-list", "journal-meta", "contr
                           "author-notes", "kwd-group"})
 _KEYWORD_BEFORE = re.compile(r"(?:(?:Supplementa(?:l|ry)|Suppl\.?|Extended\s+Data)\s+)?"
                              r"(?:Fig(?:ure)?s?\.?|FIG(?:URE)?S?\.?)\s*$", re.I)
+_STARTS_WITH_KEYWORD = re.compile(r"\W*(?:supplementa|suppl|supp|extended|appendix|author|fig|image)", re.I)
 _JOINER = re.compile(r"^[\s,;&\u2013\u2014\u2012\u2212\-]*(?:and|or|to)?[\s,;&\u2013\u2014\u2012\u2212\-]*$")
 _TRAILING_LETTERS = re.compile(r"(?:\s*(?:,|&|and\b|[\u2013\u2014\-])\s*\(?[A-Za-z]\)?(?![A-Za-z0-9]))+")
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True,
@@ -316,27 +317,32 @@ _FIG_XREFS = etree.XPath("//xref[@ref-type='fig']")
 _FIG_WORDS = ("Fig", "fig", "FIG", "response image")
 
 
-def _outer_blocks(root: etree._Element) -> Iterator[etree._Element]:
-    """Every outermost text block, top-down; a block's skipped containers (tables, media inside a
-    paragraph) are searched for blocks of their own."""
+# Containers inside a block whose text the block skips, but which hold blocks of their own.
+_BLOCK_HOLDERS = ("table-wrap", "supplementary-material", "media")
+
+
+def _outer_blocks(root: etree._Element) -> list[etree._Element]:
+    """Every outermost text block, top-down in document order; tables and media inside a paragraph
+    are searched for blocks of their own."""
+    out: list[etree._Element] = []
     seen: set[etree._Element] = set()
 
-    def visit(el: etree._Element) -> Iterator[etree._Element]:
+    def visit(el: etree._Element) -> None:
         for child in el:
             tag = child.tag
-            if not isinstance(tag, str) or tag in _NOT_CONTEXT:
+            if tag.__class__ is not str or tag in _NOT_CONTEXT:
                 continue
             if tag in _BLOCK_TAGS:
                 if child not in seen:
                     seen.add(child)
-                    yield child
-                for inner in child.iter(*_SKIP_IN_BLOCK):
-                    if inner.tag not in _NOT_CONTEXT:
-                        yield from visit(inner)
+                    out.append(child)
+                for holder in child.iter(*_BLOCK_HOLDERS):
+                    visit(holder)
             else:
-                yield from visit(child)
+                visit(child)
 
-    yield from visit(root)
+    visit(root)
+    return out
 
 
 def _blocks(root: etree._Element) -> Iterable[etree._Element]:
@@ -368,7 +374,7 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
     """The mention text of a run of adjacent xrefs and the panels it names for each figure id."""
     start, end = group[0].start, group[-1].end
     head = group[0].text
-    if head[:1].isdigit() or len(head) <= 3 or not parse_mention(head) or parse_mention(head)[0].key == "":
+    if head[:1].isdigit() or len(head) <= 3 or not _STARTS_WITH_KEYWORD.match(head):
         m = _KEYWORD_BEFORE.search(text, max(0, start - 30), start)
         if m:
             start = m.start()

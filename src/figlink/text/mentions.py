@@ -194,9 +194,9 @@ def parse_mention(text: str) -> list[FigureCitation]:
     ``"Figs. 2A–C and 3B"`` → ``[("2", (a, b, c)), ("3", (b,))]``; ``"4C"`` → ``[("4", (c,))]``;
     a text that is only panel letters (``"B"``, ``"C–E"``) → one citation with key ``""``.
     """
-    s = text.strip()
-    m = _KEYWORD.search(s)
-    if m is not None and m.start() <= 2:
+    s = text.strip().lstrip("([ ")
+    m = _KEYWORD.match(s)
+    if m is not None:
         prefix = _qualifier_prefix(m.group("qual"), m.group("app"))
         j = m.end()
         while j < len(s) and s[j] in " \u00a0":
@@ -207,8 +207,8 @@ def parse_mention(text: str) -> list[FigureCitation]:
         cites, _ = _read_items(s, 0, "")
         return cites
     panels, _ = _read_panels(" " + s if s[:1].isupper() else s, 0)
-    if not panels and s[:1] == "(":
-        panels, _ = _read_panels(s, 0)
+    if not panels and text.strip()[:1] == "(":
+        panels, _ = _read_panels(text.strip(), 0)
     return [FigureCitation("", tuple(panels))] if panels else []
 
 
