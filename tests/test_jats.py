@@ -99,3 +99,22 @@ def test_fig_group_supplements_keep_their_parent():
     main = p.figure("fig1").inline_refs
     assert len(main) == 1 and main[0].panels == ["a", "b"] and main[0].section == "Results"
     assert [r.mention for r in p.figure("fig2").inline_refs] == ["Figures 1 and 2"]
+
+
+def test_appendix_figures_and_letters_after_the_markup():
+    xml = b"""<article><body><sec><p>Lines were checked (<xref ref-type="fig" rid="a1">Appendix Figure 1</xref>A)
+    and screened (<xref ref-type="fig" rid="a1">Appendix Figure 1</xref>B,C). As shown in
+    <xref ref-type="fig" rid="f2">Fig 2</xref>a, it works.</p>
+    <p>Text with an inline figure <fig id="f2"><label>Figure 2</label><caption><p>Two.
+    <supplementary-material id="sd"><caption><p>Source data for
+    <xref ref-type="fig" rid="f2">Figure 2B</xref>.</p></caption></supplementary-material></p></caption></fig>
+    and a table <table-wrap id="t1"><caption><p>Values for <xref ref-type="fig" rid="f2">Figure 2C</xref>.</p>
+    </caption></table-wrap>.</p></sec>
+    <fig id="a1"><label>Appendix Figure 1.</label><caption><p>Appendix.</p></caption></fig></body></article>"""
+    from figlink.ingest.jats import parse_jats_bytes
+    p = parse_jats_bytes(xml)
+    assert p.figure("a1").number == "A1"
+    assert [r.panels for r in p.figure("a1").inline_refs] == [["a", "b", "c"]]
+    refs = {r.text: r.panels for r in p.figure("f2").inline_refs}
+    # the source-data caption inside the figure is not a citing sentence; the table caption is
+    assert refs == {"As shown in Fig 2a, it works.": ["a"], "Values for Figure 2C.": ["c"]}

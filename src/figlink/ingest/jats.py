@@ -38,6 +38,7 @@ _KEYWORD_BEFORE = re.compile(r"(?:(?:Supplementa(?:l|ry)|Suppl\.?|Extended\s+Dat
                              r"(?:Fig(?:ure)?s?\.?|FIG(?:URE)?S?\.?)\s*$", re.I)
 _STARTS_WITH_KEYWORD = re.compile(r"\W*(?:supplementa|suppl|supp|extended|appendix|author|fig|image)", re.I)
 _JOINER = re.compile(r"^[\s,;&\u2013\u2014\u2012\u2212\-]*(?:and|or|to)?[\s,;&\u2013\u2014\u2012\u2212\-]*$")
+_ATTACHED_LETTERS = re.compile(r"\(?[A-Za-z]\)?(?![A-Za-z0-9])(?:\s*(?:,|&|and\b|[\u2013\u2014\-])\s*\(?[A-Za-z]\)?(?![A-Za-z0-9]))*")
 _TRAILING_LETTERS = re.compile(r"(?:\s*(?:,|&|and\b|[\u2013\u2014\-])\s*\(?[A-Za-z]\)?(?![A-Za-z0-9]))+")
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True,
                           remove_pis=True, huge_tree=False)
@@ -314,11 +315,21 @@ def _outer_block(el: etree._Element) -> Optional[etree._Element]:
 
 
 _FIG_XREFS = etree.XPath("//xref[@ref-type='fig']")
-_FIG_WORDS = ("Fig", "fig", "FIG", "response image")
+_FIG_WORD = re.compile("Fig|fig|FIG|response image")
 
 
 # Containers inside a block whose text the block skips, but which hold blocks of their own.
 _BLOCK_HOLDERS = ("table-wrap", "supplementary-material", "media")
+
+
+def _in_excluded(el: etree._Element, stop: etree._Element) -> bool:
+    """True when ``el`` or an ancestor below ``stop`` is a figure, reference list or metadata."""
+    node: Optional[etree._Element] = el
+    while node is not None and node is not stop:
+        if node.tag in _NOT_CONTEXT:
+            return True
+        node = node.getparent()
+    return False
 
 
 def _outer_blocks(root: etree._Element) -> list[etree._Element]:
@@ -337,7 +348,8 @@ def _outer_blocks(root: etree._Element) -> list[etree._Element]:
                     seen.add(child)
                     out.append(child)
                 for holder in child.iter(*_BLOCK_HOLDERS):
-                    visit(holder)
+                    if not _in_excluded(holder, child):  # not inside a figure held by the block
+                        visit(holder)
             else:
                 visit(child)
 
@@ -352,8 +364,7 @@ def _blocks(root: etree._Element) -> Iterable[etree._Element]:
         if block in with_xref:
             yield block
         else:
-            text = etree.tostring(block, method="text", encoding=str)
-            if any(w in text for w in _FIG_WORDS):
+            if _FIG_WORD.search(etree.tostring(block, method="text", encoding=str)):
                 yield block
 
 
@@ -379,7 +390,11 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
         if m:
             start = m.start()
     last = group[-1].text
-    if last and last[-1:].isalpha() or last.endswith(")"):
+    if last[-1:].isdigit():  # "Fig 2</xref>A" : the panel letters follow the markup
+        attached = _ATTACHED_LETTERS.match(text, end)
+        if attached:
+            end = attached.end()
+    elif last[-1:].isalpha() or last.endswith(")"):
         tail = _TRAILING_LETTERS.match(text, end)
         if tail:
             letters = re.findall(r"[A-Za-z]", tail.group(0).replace("and", ""))

@@ -21,6 +21,7 @@ _D = f"[{_DASH}]"
 _KEYWORD = re.compile(
     rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+data|source\s+data)\s+
              |appendix\s*(?P<app>\d+|[A-Z])\s*{_D}\s*
+             |(?P<appfig>appendix)\s+
              |author\s+response\s+)?
          (?P<word>fig(?:ure)?s?(?![a-z])\.?|image(?=s?\s*\d))""",
     re.I | re.X,
@@ -31,6 +32,7 @@ _WORD_AT = re.compile(r"(?P<word>fig(?:ure)?s?(?![a-z])\.?|image(?=s?\s*\d))", r
 _QUAL_BEFORE = re.compile(
     rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+data|source\s+data)\s+
              |appendix\s*(?P<app>\d+|[A-Z])\s*{_D}\s*
+             |(?P<appfig>appendix)\s+
              |author\s+response\s+)$""",
     re.I | re.X,
 )
@@ -75,6 +77,8 @@ def _qualifier_prefix(qual: str | None, app: str | None) -> str:
     q = qual.lower()
     if app is not None:
         return f"A{app}-"
+    if q.startswith("appendix"):
+        return "A"
     if q.startswith("ext"):
         return "ED"
     if q.startswith("sup"):
