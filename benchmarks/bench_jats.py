@@ -85,7 +85,8 @@ def speed(files: list[Path], repeat: int) -> list[list[str]]:
             pass
     failed = len(files) - len(ok)
     lat_pp, _ = timed(pubmed, ok, repeat)
-    lat_fl, papers = timed(ours, ok, repeat)
+    from figlink.text.mentions import _parse_mention
+    lat_fl, papers = timed(ours, ok, repeat, before_pass=_parse_mention.cache_clear)
     refs = sum(len(fg.inline_refs) for p in papers for fg in p.figures)
     ratio = sum(lat_pp) / sum(lat_fl)
     return [latency_row("pubmed_parser (xml + caption + paragraph)", lat_pp, "articles",

@@ -315,7 +315,7 @@ def _outer_block(el: etree._Element) -> Optional[etree._Element]:
 
 
 _FIG_XREFS = etree.XPath("//xref[@ref-type='fig']")
-_FIG_WORD = re.compile("Fig|fig|FIG|response image")
+_FIG_WORD = re.compile(rb"(?<![A-Za-z])(?:Fig|fig|FIG)|response image")
 
 
 # Containers inside a block whose text the block skips, but which hold blocks of their own.
@@ -359,12 +359,17 @@ def _outer_blocks(root: etree._Element) -> list[etree._Element]:
 
 def _blocks(root: etree._Element) -> Iterable[etree._Element]:
     """Outermost text blocks that may cite a figure (a figure xref or a figure word), in document order."""
-    with_xref = {b for b in map(_outer_block, _FIG_XREFS(root)) if b is not None}
+    by_parent: dict[etree._Element, Optional[etree._Element]] = {}
+    for x in _FIG_XREFS(root):  # xrefs of one paragraph share the walk up
+        parent = x.getparent()
+        if parent not in by_parent:
+            by_parent[parent] = _outer_block(x)
+    with_xref = {b for b in by_parent.values() if b is not None}
     for block in _outer_blocks(root):
         if block in with_xref:
             yield block
         else:
-            if _FIG_WORD.search(etree.tostring(block, method="text", encoding=str)):
+            if _FIG_WORD.search(etree.tostring(block, method="text", encoding="utf-8", with_tail=False)):
                 yield block
 
 
