@@ -33,7 +33,10 @@ _SKIP_IN_BLOCK = frozenset({"fig", "fig-group", "table-wrap", "table", "disp-for
                             MATHML + "annotation", MATHML + "annotation-xml"})
 _BLOCK_TAGS = frozenset({"p", "title", "td", "th", "def", "attrib"})
 _NOT_CONTEXT = frozenset({"fig", "fig-group", "ref-list", "journal-meta", "contrib-group", "aff",
-                          "author-notes", "kwd-group"})
+                          "author-notes", "kwd-group", "permissions", "history", "funding-group", "counts",
+                          "custom-meta-group", "article-categories", "title-group", "pub-date"})
+# Not read for untagged mentions (their figure xrefs are still read): tables are data, not prose.
+_NOT_PROSE = frozenset({"table", "thead", "tbody", "tfoot"})
 _KEYWORD_BEFORE = re.compile(r"(?:(?:Supplementa(?:l|ry)|Suppl\.?|Extended\s+Data)\s+)?"
                              r"(?:Fig(?:ure)?s?\.?|FIG(?:URE)?S?\.?)\s*$", re.I)
 _STARTS_WITH_KEYWORD = re.compile(r"\W*(?:supplementa|suppl|supp|extended|appendix|author|fig|image)", re.I)
@@ -180,7 +183,10 @@ def _caption_text(fig: etree._Element) -> str:
     for child in cap:
         if not isinstance(child.tag, str) or child.tag in _NOT_CAPTION_PROSE:
             continue
-        t = _prose(child)
+        if next(child.iter(*_NOT_CAPTION_PROSE), None) is None:  # no attachments: serialize in C
+            t = _norm(etree.tostring(child, method="text", encoding=str, with_tail=False))
+        else:
+            t = _prose(child)
         if t and not _DOI_LINE.match(t):  # eLife's "DOI: http://dx.doi.org/…" line is not caption prose
             parts.append(t)
     return " ".join(parts)
@@ -209,7 +215,7 @@ def _figures(root: etree._Element) -> list[Figure]:
                     parent = first.get("_fid") or first.get("id")
                 break
             anc = anc.getparent()
-        graphic = fig.find(".//graphic")
+        graphic = next(fig.iter("graphic"), None)
         key = figure_key(label)
         figures.append(Figure(
             figure_id=fid, label=label, number=figure_number(key), caption=_caption_text(fig),
@@ -315,7 +321,9 @@ def _outer_block(el: etree._Element) -> Optional[etree._Element]:
 
 
 _FIG_XREFS = etree.XPath("//xref[@ref-type='fig']")
-_FIG_WORD = re.compile(rb"(?<![A-Za-z])(?:Fig|fig|FIG)|response image")
+def _has_fig_word(text: bytes) -> bool:
+    """Cheap test (substring search in C) for a word that may start a figure mention."""
+    return b"Fig" in text or b"fig" in text or b"FIG" in text or b"response image" in text
 
 
 # Containers inside a block whose text the block skips, but which hold blocks of their own.
@@ -332,16 +340,16 @@ def _in_excluded(el: etree._Element, stop: etree._Element) -> bool:
     return False
 
 
-def _outer_blocks(root: etree._Element) -> list[etree._Element]:
-    """Every outermost text block, top-down in document order; tables and media inside a paragraph
-    are searched for blocks of their own."""
+def _prose_blocks(root: etree._Element) -> list[etree._Element]:
+    """Outermost text blocks of running prose, top-down in document order: table cells are left out,
+    and captions of tables or media inside a paragraph are blocks of their own."""
     out: list[etree._Element] = []
     seen: set[etree._Element] = set()
 
     def visit(el: etree._Element) -> None:
         for child in el:
             tag = child.tag
-            if tag.__class__ is not str or tag in _NOT_CONTEXT:
+            if tag.__class__ is not str or tag in _NOT_CONTEXT or tag in _NOT_PROSE:
                 continue
             if tag in _BLOCK_TAGS:
                 if child not in seen:
@@ -357,20 +365,25 @@ def _outer_blocks(root: etree._Element) -> list[etree._Element]:
     return out
 
 
-def _blocks(root: etree._Element) -> Iterable[etree._Element]:
-    """Outermost text blocks that may cite a figure (a figure xref or a figure word), in document order."""
+def _blocks(root: etree._Element) -> list[etree._Element]:
+    """Outermost text blocks that may cite a figure: prose blocks with a figure xref or a figure word,
+    in document order, then table cells that hold a figure xref."""
     by_parent: dict[etree._Element, Optional[etree._Element]] = {}
     for x in _FIG_XREFS(root):  # xrefs of one paragraph share the walk up
         parent = x.getparent()
         if parent not in by_parent:
             by_parent[parent] = _outer_block(x)
-    with_xref = {b for b in by_parent.values() if b is not None}
-    for block in _outer_blocks(root):
-        if block in with_xref:
-            yield block
-        else:
-            if _FIG_WORD.search(etree.tostring(block, method="text", encoding="utf-8", with_tail=False)):
-                yield block
+    with_xref = [b for b in dict.fromkeys(by_parent.values()) if b is not None]
+    pending = set(with_xref)
+    out: list[etree._Element] = []
+    for block in _prose_blocks(root):
+        if block in pending:
+            pending.discard(block)
+            out.append(block)
+        elif _has_fig_word(etree.tostring(block, method="text", encoding="utf-8", with_tail=False)):
+            out.append(block)
+    out.extend(b for b in with_xref if b in pending)
+    return out
 
 
 # --------------------------------------------------------------------------------------------- citations
