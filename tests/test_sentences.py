@@ -43,3 +43,22 @@ def test_protected_span_holds_no_boundary():
 def test_sentence_at():
     spans = sentence_spans("One. Two. Three.")
     assert [sentence_at(spans, p) for p in (0, 5, 12)] == [0, 1, 2]
+
+
+def test_finder_agrees_with_full_split_on_real_paragraphs(jats_dir):
+    from figlink.ingest.jats import _block_text, _blocks, parse_xml_bytes
+    from figlink.text.sentences import SentenceFinder
+
+    root, _ = parse_xml_bytes((jats_dir / "journal.pone.0005723.xml").read_bytes())
+    ids = {fig.get("id"): 0 for fig in root.iter("fig")}
+    checked = 0
+    for block in _blocks(root):
+        text, xrefs = _block_text(block, ids)
+        protect = [(x.start, x.end) for x in xrefs]
+        spans = sentence_spans(text, protect)
+        finder = SentenceFinder(text, protect)
+        for s, e in spans:
+            for pos in (s, (s + e) // 2, e - 1):
+                assert finder.around(pos) == (s, e)
+                checked += 1
+    assert checked > 300

@@ -19,7 +19,7 @@ from figlink.errors import InputError, ParseError
 from figlink.ingest.licenses import normalize_license
 from figlink.model import Figure, InlineRef, Paper
 from figlink.text.mentions import figure_key, figure_number, find_mentions, parse_mention
-from figlink.text.sentences import sentence_at, sentence_spans
+from figlink.text.sentences import SentenceFinder
 
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 MATHML = "{http://www.w3.org/1998/Math/MathML}"
@@ -486,9 +486,9 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
     refs: dict[tuple[str, str], InlineRef] = {}
     order: list[tuple[str, str]] = []
 
-    def add(fid: str, b: int, spans: list[tuple[int, int]], text: str, pos: int, mention: str,
+    def add(fid: str, sentences: SentenceFinder, text: str, pos: int, mention: str,
             panels: list[str], section: Optional[str], tagged: bool) -> None:
-        s, e = spans[sentence_at(spans, pos)] if spans else (0, len(text))
+        s, e = sentences.around(pos)
         key = (fid, text[s:e])
         ref = refs.get(key)
         if ref is None:
@@ -503,7 +503,7 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
                 ref.panels.append(p)
         ref.tagged = ref.tagged or tagged
 
-    for b, block in enumerate(_blocks(root)):
+    for block in _blocks(root):
         text, xrefs = _block_text(block, lookup)
         if not text:
             continue
@@ -513,18 +513,18 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
         plain = [m for m in plain if any(c.key in key_to_id for c in m.citations)]
         if not xrefs and not plain:
             continue
-        spans = sentence_spans(text, [(x.start, x.end) for x in xrefs])
+        sentences = SentenceFinder(text, [(x.start, x.end) for x in xrefs])
         section = _section_title(block)
         for group in _group_xrefs(text, xrefs):
             mention, cited = _resolve_group(text, group, key_to_id, id_to_key)
             for fid, panels in cited.items():
                 fid = figures[lookup[fid]].figure_id if fid in lookup else fid
-                add(fid, b, spans, text, group[0].start, mention, panels, section, True)
+                add(fid, sentences, text, group[0].start, mention, panels, section, True)
         for m in plain:
             for c in m.citations:
                 fid = key_to_id.get(c.key)
                 if fid is not None:
-                    add(fid, b, spans, text, m.start, m.text, list(c.panels), section, False)
+                    add(fid, sentences, text, m.start, m.text, list(c.panels), section, False)
 
     by_id = {f.figure_id: f for f in figures}
     for key in order:
