@@ -37,12 +37,18 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def timed(fn: Callable, items: Iterable, repeat: int = 1) -> tuple[list[float], list]:
-    """Per-item latencies (seconds, best of ``repeat`` passes) and the last pass's outputs."""
+def timed(fn: Callable, items: Iterable, repeat: int = 1,
+          before_pass: Callable[[], None] | None = None) -> tuple[list[float], list]:
+    """Per-item latencies (seconds, best of ``repeat`` passes) and the last pass's outputs.
+
+    ``before_pass`` runs before each pass (to empty caches, so no pass profits from an earlier one).
+    """
     items = list(items)
     best = [float("inf")] * len(items)
     outs: list = []
     for _ in range(repeat):
+        if before_pass is not None:
+            before_pass()
         outs = []
         for i, it in enumerate(items):
             t = time.perf_counter()

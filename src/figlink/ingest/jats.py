@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 from lxml import etree
 
@@ -19,7 +19,7 @@ from figlink.errors import InputError, ParseError
 from figlink.ingest.licenses import normalize_license
 from figlink.model import Figure, InlineRef, Paper
 from figlink.text.mentions import figure_key, figure_number, find_mentions, parse_mention
-from figlink.text.sentences import sentence_at, sentence_spans
+from figlink.text.sentences import SentenceFinder
 
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 MATHML = "{http://www.w3.org/1998/Math/MathML}"
@@ -33,12 +33,16 @@ _SKIP_IN_BLOCK = frozenset({"fig", "fig-group", "table-wrap", "table", "disp-for
                             MATHML + "annotation", MATHML + "annotation-xml"})
 _BLOCK_TAGS = frozenset({"p", "title", "td", "th", "def", "attrib"})
 _NOT_CONTEXT = frozenset({"fig", "fig-group", "ref-list", "journal-meta", "contrib-group", "aff",
-                          "author-notes", "kwd-group"})
+                          "author-notes", "kwd-group", "permissions", "history", "funding-group", "counts",
+                          "custom-meta-group", "article-categories", "title-group", "pub-date"})
+# Not read for untagged mentions (their figure xrefs are still read): tables are data, not prose.
+_NOT_PROSE = frozenset({"table", "thead", "tbody", "tfoot"})
 _KEYWORD_BEFORE = re.compile(r"(?:(?:Supplementa(?:l|ry)|Suppl\.?|Extended\s+Data)\s+)?"
                              r"(?:Fig(?:ure)?s?\.?|FIG(?:URE)?S?\.?)\s*$", re.I)
+_STARTS_WITH_KEYWORD = re.compile(r"\W*(?:supplementa|suppl|supp|extended|appendix|author|fig|image)", re.I)
 _JOINER = re.compile(r"^[\s,;&\u2013\u2014\u2012\u2212\-]*(?:and|or|to)?[\s,;&\u2013\u2014\u2012\u2212\-]*$")
+_ATTACHED_LETTERS = re.compile(r"\(?[A-Za-z]\)?(?![A-Za-z0-9])(?:\s*(?:,|&|and\b|[\u2013\u2014\-])\s*\(?[A-Za-z]\)?(?![A-Za-z0-9]))*")
 _TRAILING_LETTERS = re.compile(r"(?:\s*(?:,|&|and\b|[\u2013\u2014\-])\s*\(?[A-Za-z]\)?(?![A-Za-z0-9]))+")
-_HAS_FIG_WORD = re.compile(r"fig|image", re.I)
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True,
                           remove_pis=True, huge_tree=False)
 
@@ -67,7 +71,7 @@ def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     if size == 0:
         raise InputError("empty file")
     if size > max_bytes:
-        raise InputError(f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit for one article")
+        raise InputError(f"file is {size / 2**20:.1f} MB, over the {max_bytes / 2**20:.0f} MB limit for one article")
     return path.read_bytes()
 
 
@@ -80,7 +84,8 @@ def parse_xml_bytes(data: bytes) -> tuple[etree._Element, list[str]]:
         root = etree.fromstring(data, _PARSER)
     except etree.XMLSyntaxError as e:
         msg = str(e)
-        if "not proper UTF-8" in msg or "Input is not proper" in msg or "invalid character" in msg.lower():
+        if any(k in msg for k in ("not proper UTF-8", "Input is not proper", "Invalid bytes in character encoding",
+                                  "invalid character", "Char 0x")):
             text = data.decode("utf-8", errors="replace")
             text = re.sub(r"^<\?xml[^>]*\?>", "", text.lstrip("\ufeff"))
             try:
@@ -148,18 +153,42 @@ def _license(meta: Optional[etree._Element]):
 
 # --------------------------------------------------------------------------------------------- figures
 
+_NOT_CAPTION_PROSE = frozenset({"supplementary-material", "media", "object-id", "fig", "table-wrap",
+                                "tex-math", MATHML + "annotation", MATHML + "annotation-xml"})
+_DOI_LINE = re.compile(r"^DOI:\s*\S+$")
+
+
+def _prose(el: etree._Element) -> str:
+    """Text of an element without the attachments nested in it (source data files, media, DOIs)."""
+    parts: list[str] = []
+
+    def walk(e: etree._Element) -> None:
+        if e.text:
+            parts.append(e.text)
+        for child in e:
+            if isinstance(child.tag, str) and child.tag not in _NOT_CAPTION_PROSE:
+                walk(child)
+            if child.tail:
+                parts.append(child.tail)
+
+    walk(el)
+    return _norm("".join(parts))
+
+
 def _caption_text(fig: etree._Element) -> str:
     cap = fig.find("caption")
     if cap is None:
         return ""
     parts: list[str] = []
     for child in cap:
-        if not isinstance(child.tag, str):
+        if not isinstance(child.tag, str) or child.tag in _NOT_CAPTION_PROSE:
             continue
-        t = _text(child)
-        if not t or (child.tag == "p" and re.match(r"^DOI:\s*\S+$", t)):
-            continue  # eLife's "DOI: http://dx.doi.org/…" line is not caption prose
-        parts.append(t)
+        if next(child.iter(*_NOT_CAPTION_PROSE), None) is None:  # no attachments: serialize in C
+            t = _norm(etree.tostring(child, method="text", encoding=str, with_tail=False))
+        else:
+            t = _prose(child)
+        if t and not _DOI_LINE.match(t):  # eLife's "DOI: http://dx.doi.org/…" line is not caption prose
+            parts.append(t)
     return " ".join(parts)
 
 
@@ -186,7 +215,7 @@ def _figures(root: etree._Element) -> list[Figure]:
                     parent = first.get("_fid") or first.get("id")
                 break
             anc = anc.getparent()
-        graphic = fig.find(".//graphic")
+        graphic = next(fig.iter("graphic"), None)
         key = figure_key(label)
         figures.append(Figure(
             figure_id=fid, label=label, number=figure_number(key), caption=_caption_text(fig),
@@ -216,7 +245,8 @@ def _block_text(block: etree._Element, fig_ids: dict[str, int]) -> tuple[str, li
         nonlocal length, last_space
         if not s:
             return
-        s = _WS.sub(" ", s)
+        if "\n" in s or "  " in s or "\t" in s or "\r" in s or "\u00a0" in s:
+            s = _WS.sub(" ", s)
         if last_space and s[0] == " ":
             s = s[1:]
             if not s:
@@ -271,22 +301,89 @@ def _section_title(block: etree._Element) -> Optional[str]:
     return None
 
 
-def _blocks(root: etree._Element) -> Iterable[etree._Element]:
-    """Outermost text blocks outside figures, reference lists and the journal metadata."""
-    for el in root.iter(*_BLOCK_TAGS):
-        anc = el.getparent()
-        ok = True
-        detached = False  # inside a container (table, media …) that its enclosing block skips
-        while anc is not None:
-            tag = anc.tag
-            if tag in _NOT_CONTEXT or (tag in _BLOCK_TAGS and not detached):
-                ok = False
-                break
-            if tag in _SKIP_IN_BLOCK:
-                detached = True
-            anc = anc.getparent()
-        if ok:
-            yield el
+def _outer_block(el: etree._Element) -> Optional[etree._Element]:
+    """The text block whose prose holds ``el``: the outermost block element above it, where a block
+    does not absorb what sits inside a container it skips (a table or media caption inside a
+    paragraph is a block of its own). None inside figures, reference lists and journal metadata."""
+    block: Optional[etree._Element] = None
+    detached = False
+    node: Optional[etree._Element] = el
+    while node is not None:
+        tag = node.tag
+        if tag in _NOT_CONTEXT:
+            return None
+        if tag in _BLOCK_TAGS and not detached:
+            block = node
+        elif tag in _SKIP_IN_BLOCK:
+            detached = True
+        node = node.getparent()
+    return block
+
+
+_FIG_XREFS = etree.XPath("//xref[@ref-type='fig']")
+def _has_fig_word(text: bytes) -> bool:
+    """Cheap test (substring search in C) for a word that may start a figure mention."""
+    return b"Fig" in text or b"fig" in text or b"FIG" in text or b"response image" in text
+
+
+# Containers inside a block whose text the block skips, but which hold blocks of their own.
+_BLOCK_HOLDERS = ("table-wrap", "supplementary-material", "media")
+
+
+def _in_excluded(el: etree._Element, stop: etree._Element) -> bool:
+    """True when ``el`` or an ancestor below ``stop`` is a figure, reference list or metadata."""
+    node: Optional[etree._Element] = el
+    while node is not None and node is not stop:
+        if node.tag in _NOT_CONTEXT:
+            return True
+        node = node.getparent()
+    return False
+
+
+def _prose_blocks(root: etree._Element) -> list[etree._Element]:
+    """Outermost text blocks of running prose, top-down in document order: table cells are left out,
+    and captions of tables or media inside a paragraph are blocks of their own."""
+    out: list[etree._Element] = []
+    seen: set[etree._Element] = set()
+
+    def visit(el: etree._Element) -> None:
+        for child in el:
+            tag = child.tag
+            if tag.__class__ is not str or tag in _NOT_CONTEXT or tag in _NOT_PROSE:
+                continue
+            if tag in _BLOCK_TAGS:
+                if child not in seen:
+                    seen.add(child)
+                    out.append(child)
+                for holder in child.iter(*_BLOCK_HOLDERS):
+                    if not _in_excluded(holder, child):  # not inside a figure held by the block
+                        visit(holder)
+            else:
+                visit(child)
+
+    visit(root)
+    return out
+
+
+def _blocks(root: etree._Element) -> list[etree._Element]:
+    """Outermost text blocks that may cite a figure: prose blocks with a figure xref or a figure word,
+    in document order, then table cells that hold a figure xref."""
+    by_parent: dict[etree._Element, Optional[etree._Element]] = {}
+    for x in _FIG_XREFS(root):  # xrefs of one paragraph share the walk up
+        parent = x.getparent()
+        if parent not in by_parent:
+            by_parent[parent] = _outer_block(x)
+    with_xref = [b for b in dict.fromkeys(by_parent.values()) if b is not None]
+    pending = set(with_xref)
+    out: list[etree._Element] = []
+    for block in _prose_blocks(root):
+        if block in pending:
+            pending.discard(block)
+            out.append(block)
+        elif _has_fig_word(etree.tostring(block, method="text", encoding="utf-8", with_tail=False)):
+            out.append(block)
+    out.extend(b for b in with_xref if b in pending)
+    return out
 
 
 # --------------------------------------------------------------------------------------------- citations
@@ -305,13 +402,17 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
                    ) -> tuple[str, dict[str, list[str]]]:
     """The mention text of a run of adjacent xrefs and the panels it names for each figure id."""
     start, end = group[0].start, group[-1].end
-    first = parse_mention(group[0].text)
-    if not first or first[0].key == "" or group[0].text[:1].isdigit():
+    head = group[0].text
+    if head[:1].isdigit() or len(head) <= 3 or not _STARTS_WITH_KEYWORD.match(head):
         m = _KEYWORD_BEFORE.search(text, max(0, start - 30), start)
         if m:
             start = m.start()
     last = group[-1].text
-    if last and last[-1:].isalpha() or last.endswith(")"):
+    if last[-1:].isdigit():  # "Fig 2</xref>A" : the panel letters follow the markup
+        attached = _ATTACHED_LETTERS.match(text, end)
+        if attached:
+            end = attached.end()
+    elif last[-1:].isalpha() or last.endswith(")"):
         tail = _TRAILING_LETTERS.match(text, end)
         if tail:
             letters = re.findall(r"[A-Za-z]", tail.group(0).replace("and", ""))
@@ -348,6 +449,16 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
     return mention, {fid: list(dict.fromkeys(p)) for fid, p in result.items()}
 
 
+def _fig_words(s: str) -> int:
+    return s.count("Fig") + s.count("fig") + s.count("FIG") + s.count("image")
+
+
+def _may_hold_plain_mentions(text: str, xrefs: list[_Xref]) -> bool:
+    """False when every figure word of the block sits inside its xrefs (no mention without markup)."""
+    n = _fig_words(text)
+    return n > 0 and n > sum(_fig_words(x.text) for x in xrefs)
+
+
 def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str]) -> None:
     fig_index = {f.figure_id: i for i, f in enumerate(figures)}
     id_to_key = {f.figure_id: figure_key(f.label) for f in figures}
@@ -361,27 +472,26 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
     lookup = dict(fig_index)
     for orig, fid in alias.items():
         lookup.setdefault(orig, fig_index[fid])
-    all_ids = {el.get("id") for el in root.iter() if el.get("id")}
+    unknown = [r for x in root.iter("xref") if x.get("ref-type") == "fig"
+               for r in (x.get("rid") or "").split() if r not in lookup]
     dangling = 0
-    for x in root.iter("xref"):
-        if x.get("ref-type") == "fig":
-            for r in (x.get("rid") or "").split():
-                if r not in all_ids:
-                    dangling += 1
+    if unknown:
+        all_ids = set(root.xpath("//@id"))
+        dangling = sum(r not in all_ids for r in unknown)
     if dangling:
         warnings.append(f"{dangling} figure xref(s) point to ids that do not exist")
 
-    # refs[(figure_id, block#, sentence#)] = InlineRef
-    refs: dict[tuple[str, int, int], InlineRef] = {}
-    order: list[tuple[str, int, int]] = []
+    # refs[(figure_id, sentence)] = InlineRef: the same sentence written twice (abstract and body, say)
+    # is one reference
+    refs: dict[tuple[str, str], InlineRef] = {}
+    order: list[tuple[str, str]] = []
 
-    def add(fid: str, b: int, spans: list[tuple[int, int]], text: str, pos: int, mention: str,
+    def add(fid: str, sentences: SentenceFinder, text: str, pos: int, mention: str,
             panels: list[str], section: Optional[str], tagged: bool) -> None:
-        si = sentence_at(spans, pos)
-        key = (fid, b, si)
+        s, e = sentences.around(pos)
+        key = (fid, text[s:e])
         ref = refs.get(key)
         if ref is None:
-            s, e = spans[si] if spans else (0, len(text))
             refs[key] = InlineRef(text=text[s:e], mention=mention, panels=list(panels), section=section,
                                   tagged=tagged)
             order.append(key)
@@ -393,28 +503,28 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
                 ref.panels.append(p)
         ref.tagged = ref.tagged or tagged
 
-    for b, block in enumerate(_blocks(root)):
+    for block in _blocks(root):
         text, xrefs = _block_text(block, lookup)
         if not text:
             continue
-        plain = find_mentions(text) if _HAS_FIG_WORD.search(text) else []
+        plain = find_mentions(text) if _may_hold_plain_mentions(text, xrefs) else []
         if xrefs:
             plain = [m for m in plain if not any(m.start < x.end and x.start < m.end for x in xrefs)]
         plain = [m for m in plain if any(c.key in key_to_id for c in m.citations)]
         if not xrefs and not plain:
             continue
-        spans = sentence_spans(text, [(x.start, x.end) for x in xrefs])
+        sentences = SentenceFinder(text, [(x.start, x.end) for x in xrefs])
         section = _section_title(block)
         for group in _group_xrefs(text, xrefs):
             mention, cited = _resolve_group(text, group, key_to_id, id_to_key)
             for fid, panels in cited.items():
                 fid = figures[lookup[fid]].figure_id if fid in lookup else fid
-                add(fid, b, spans, text, group[0].start, mention, panels, section, True)
+                add(fid, sentences, text, group[0].start, mention, panels, section, True)
         for m in plain:
             for c in m.citations:
                 fid = key_to_id.get(c.key)
                 if fid is not None:
-                    add(fid, b, spans, text, m.start, m.text, list(c.panels), section, False)
+                    add(fid, sentences, text, m.start, m.text, list(c.panels), section, False)
 
     by_id = {f.figure_id: f for f in figures}
     for key in order:

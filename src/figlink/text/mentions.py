@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
 _D = f"[{_DASH}]"
@@ -21,8 +22,19 @@ _D = f"[{_DASH}]"
 _KEYWORD = re.compile(
     rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+data|source\s+data)\s+
              |appendix\s*(?P<app>\d+|[A-Z])\s*{_D}\s*
+             |(?P<appfig>appendix)\s+
              |author\s+response\s+)?
          (?P<word>fig(?:ure)?s?(?![a-z])\.?|image(?=s?\s*\d))""",
+    re.I | re.X,
+)
+# Fast scan for where a keyword may start; the full keyword (with its qualifier) is matched there.
+_KEYWORD_HINT = re.compile(r"[Ff]ig|FIG|[Ii]mage|IMAGE")
+_WORD_AT = re.compile(r"(?P<word>fig(?:ure)?s?(?![a-z])\.?|image(?=s?\s*\d))", re.I)
+_QUAL_BEFORE = re.compile(
+    rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+data|source\s+data)\s+
+             |appendix\s*(?P<app>\d+|[A-Z])\s*{_D}\s*
+             |(?P<appfig>appendix)\s+
+             |author\s+response\s+)$""",
     re.I | re.X,
 )
 _NUM = re.compile(r"(?P<pre>[SA]?)(?P<n>\d{1,3})(?![\d])(?!\.\d)")
@@ -66,6 +78,8 @@ def _qualifier_prefix(qual: str | None, app: str | None) -> str:
     q = qual.lower()
     if app is not None:
         return f"A{app}-"
+    if q.startswith("appendix"):
+        return "A"
     if q.startswith("ext"):
         return "ED"
     if q.startswith("sup"):
@@ -185,9 +199,18 @@ def parse_mention(text: str) -> list[FigureCitation]:
     ``"Figs. 2A–C and 3B"`` → ``[("2", (a, b, c)), ("3", (b,))]``; ``"4C"`` → ``[("4", (c,))]``;
     a text that is only panel letters (``"B"``, ``"C–E"``) → one citation with key ``""``.
     """
-    s = text.strip()
-    m = _KEYWORD.search(s)
-    if m is not None and m.start() <= 2:
+    return list(_parse_mention(text))
+
+
+@lru_cache(maxsize=8192)
+def _parse_mention(text: str) -> tuple[FigureCitation, ...]:
+    return tuple(_parse_mention_uncached(text))
+
+
+def _parse_mention_uncached(text: str) -> list[FigureCitation]:
+    s = text.strip().lstrip("([ ")
+    m = _KEYWORD.match(s)
+    if m is not None:
         prefix = _qualifier_prefix(m.group("qual"), m.group("app"))
         j = m.end()
         while j < len(s) and s[j] in " \u00a0":
@@ -198,8 +221,8 @@ def parse_mention(text: str) -> list[FigureCitation]:
         cites, _ = _read_items(s, 0, "")
         return cites
     panels, _ = _read_panels(" " + s if s[:1].isupper() else s, 0)
-    if not panels and s[:1] == "(":
-        panels, _ = _read_panels(s, 0)
+    if not panels and text.strip()[:1] == "(":
+        panels, _ = _read_panels(text.strip(), 0)
     return [FigureCitation("", tuple(panels))] if panels else []
 
 
@@ -222,18 +245,25 @@ def find_mentions(text: str) -> list[Mention]:
     """Every figure mention written out in plain text, in order, with the figures and panels it names."""
     out: list[Mention] = []
     pos = 0
+    n = len(text)
     while True:
-        m = _KEYWORD.search(text, pos)
-        if m is None:
+        h = _KEYWORD_HINT.search(text, pos)
+        if h is None:
             return out
-        pos = m.end()
-        if m.start() > 0 and text[m.start() - 1].isalpha():
+        k = h.start()
+        pos = k + 1
+        if k > 0 and text[k - 1].isalpha():
             continue
-        prefix = _qualifier_prefix(m.group("qual"), m.group("app"))
-        j = m.end()
-        while j < len(text) and text[j] in " \u00a0":
+        w = _WORD_AT.match(text, k)
+        if w is None:
+            continue
+        q = _QUAL_BEFORE.search(text, max(0, k - 40), k) if k else None
+        start = q.start() if q else k
+        prefix = _qualifier_prefix(q.group("qual"), q.group("app")) if q else ""
+        j = w.end()
+        while j < n and text[j] in " \u00a0":
             j += 1
         cites, end = _read_items(text, j, prefix)
         if cites:
-            out.append(Mention(m.start(), end, text[m.start():end], cites))
+            out.append(Mention(start, end, text[start:end], cites))
             pos = end

@@ -27,6 +27,7 @@ _ABBREVIATIONS = frozenset(
 # Words after which a period ends the sentence only if what follows clearly opens one; "etc." does.
 _CANDIDATE = re.compile(r"""[.!?]+['"\u2019\u201d)\]]*\s+(?=[A-Z0-9(\[\u201c"'\u2018])""")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.?$")
+_INITIAL_BEFORE = re.compile(r"(?<![A-Za-z])[A-Z]\.\s+$")
 
 
 def _is_abbreviation(text: str, end_mark: int) -> bool:
@@ -47,26 +48,35 @@ def _is_abbreviation(text: str, end_mark: int) -> bool:
     # only when the next word is lower case, which the candidate pattern already excludes.
     if len(word) == 1 and word.isupper():
         nxt = text[end_mark + 1:end_mark + 4].lstrip()
-        return bool(nxt) and nxt[0].isupper() and len(nxt) > 1 and nxt[1:2] == "."
+        if nxt[:1].isupper() and nxt[1:2] == ".":
+            return True  # "J. R. Smith": another initial follows
+        return _INITIAL_BEFORE.search(text, max(0, m.start(1) - 4), m.start(1)) is not None
     # dotted abbreviations such as "U.S." or "i.v."
     if "." in word and len(word) <= 6:
         return True
     return False
 
 
+def _ends_sentence(text: str, m: re.Match) -> bool:
+    """Whether a candidate end mark (a match of ``_CANDIDATE``) really ends a sentence."""
+    mark = m.start()
+    last = mark + len(m.group(0).rstrip()) - 1  # the last end mark of the run (". ." or "?!")
+    while last > mark and text[last] not in ".!?":
+        last -= 1
+    return not _is_abbreviation(text, last)
+
+
 def boundaries(text: str) -> list[int]:
     """Offsets where a new sentence starts (0 is not included)."""
-    out: list[int] = []
-    for m in _CANDIDATE.finditer(text):
-        mark = m.start()
-        # the last end mark of the run (". ." or "?!")
-        last = mark + len(m.group(0).rstrip()) - 1
-        while last > mark and text[last] not in ".!?":
-            last -= 1
-        if _is_abbreviation(text, last):
-            continue
-        out.append(m.end())
-    return out
+    return [m.end() for m in _CANDIDATE.finditer(text) if _ends_sentence(text, m)]
+
+
+def _strip(text: str, s: int, e: int) -> tuple[int, int]:
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return s, e
 
 
 def sentence_spans(text: str, protect: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
@@ -80,15 +90,46 @@ def sentence_spans(text: str, protect: Sequence[tuple[int, int]] = ()) -> list[t
     if protect:
         cuts = [b for b in cuts if not any(s < b < e for s, e in protect)]
     for b in cuts + [len(text)]:
-        s, e = start, b
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
+        s, e = _strip(text, start, b)
         if e > s:
             spans.append((s, e))
         start = b
     return spans
+
+
+class SentenceFinder:
+    """The sentence around a position, deciding only the boundaries next to it.
+
+    Gives the same sentences as :func:`sentence_spans`, but in a long paragraph with a few citations
+    only the candidate boundaries around those citations are examined.
+    """
+
+    def __init__(self, text: str, protect: Sequence[tuple[int, int]] = ()) -> None:
+        self.text = text
+        self.protect = protect
+        self._matches = list(_CANDIDATE.finditer(text))
+        self._cuts = [m.end() for m in self._matches]
+        self._ok: dict[int, bool] = {}
+
+    def _is_cut(self, i: int) -> bool:
+        ok = self._ok.get(i)
+        if ok is None:
+            b = self._cuts[i]
+            ok = _ends_sentence(self.text, self._matches[i]) and not any(s < b < e for s, e in self.protect)
+            self._ok[i] = ok
+        return ok
+
+    def around(self, pos: int) -> tuple[int, int]:
+        """``(start, end)`` of the sentence holding offset ``pos``, stripped of white space."""
+        j = bisect_right(self._cuts, pos)
+        i = j - 1
+        while i >= 0 and not self._is_cut(i):
+            i -= 1
+        while j < len(self._cuts) and not self._is_cut(j):
+            j += 1
+        start = self._cuts[i] if i >= 0 else 0
+        end = self._cuts[j] if j < len(self._cuts) else len(self.text)
+        return _strip(self.text, start, end)
 
 
 def split_sentences(text: str) -> list[str]:

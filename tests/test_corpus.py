@@ -1,0 +1,88 @@
+"""Ingest into a corpus: resumable, incremental, bad inputs logged, the batch goes on."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from typer.testing import CliRunner
+
+from figlink.cli import app
+from figlink.corpus import Corpus
+from figlink.engine.local import ingest
+from figlink.model import Paper
+
+
+def _bad_inputs(folder):
+    (folder / "empty.xml").write_bytes(b"")
+    (folder / "broken.nxml").write_text("<article><body><p>unclosed")
+    (folder / "fake.tar.gz").write_bytes(b"\x1f\x8b not really gzip")
+
+
+def test_ingest_with_bad_inputs_resume_and_update(jats_dir, tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(jats_dir, src)
+    _bad_inputs(src)
+    corpus_dir = tmp_path / "corpus"
+    n_good = len(list(jats_dir.glob("*.*xml")))
+
+    report = ingest([src], corpus_dir, workers=2)
+    assert (report.ok, report.failed, report.skipped) == (n_good, 3, 0)
+    with Corpus(corpus_dir, readonly=True) as c:
+        stats = c.stats()
+        assert stats.papers == n_good and stats.inputs_failed == 3
+        assert stats.figures == sum(len(p.figures) for p in c.papers())
+        p = c.paper("10.7554_eLife.05031")
+        assert p is not None and len(p.figures) == 6
+        errors = {e["path"].rsplit("/", 1)[-1]: e for e in c.errors()}
+    assert set(errors) == {"empty.xml", "broken.nxml", "fake.tar.gz"}
+    assert errors["empty.xml"]["reason"] == "empty file"
+    assert errors["broken.nxml"]["stage"] == "parse"
+    log = [json.loads(line) for line in (corpus_dir / "errors.jsonl").read_text().splitlines()]
+    assert len(log) == 3
+
+    again = ingest([src], corpus_dir, workers=1)  # done inputs are skipped; failed ones are tried again
+    assert (again.ok, again.skipped, again.failed) == (0, n_good, 3)
+
+    # a changed article is ingested again and replaces its paper; the others stay
+    art = src / "elife05031.xml"
+    art.write_text(art.read_text(encoding="utf-8").replace("Specificity in endoplasmic", "Specificity in ER"),
+                   encoding="utf-8")
+    third = ingest([art], corpus_dir)
+    assert third.ok == 1
+    with Corpus(corpus_dir, readonly=True) as c:
+        assert c.stats().papers == n_good
+        assert c.paper("10.7554_eLife.05031").title.startswith("Specificity in ER")
+
+
+def test_uncommitted_batch_leaves_no_trace(jats_dir, tmp_path):
+    from figlink.ingest.jats import parse_jats
+    c = Corpus(tmp_path / "c")
+    c.put_paper(parse_jats(jats_dir / "elife05031.xml"), "abc", "x")
+    c.db.close()  # a crash before commit
+    with Corpus(tmp_path / "c", readonly=True) as again:
+        assert again.stats().papers == 0 and again.stats().figures == 0
+
+
+def test_cli_parse_ingest_show_export(jats_dir, tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(app, ["parse", str(jats_dir / "elife05031.xml"), str(tmp_path / "missing.xml"), "--json"])
+    assert res.exit_code == 1  # one input failed, the other was printed
+    paper = Paper.from_json(res.stdout.strip().splitlines()[0])
+    assert paper.doi == "10.7554/eLife.05031"
+
+    corpus = tmp_path / "corpus"
+    res = runner.invoke(app, ["ingest", str(jats_dir), "--corpus", str(corpus), "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["show", "--corpus", str(corpus), "10.7554_eLife.05031", "--figure", "fig2"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["label"] == "Figure 2."
+    res = runner.invoke(app, ["show", "--corpus", str(corpus), "nope"])
+    assert res.exit_code == 1
+
+    import pyarrow.parquet as pq
+    out = tmp_path / "figs.parquet"
+    res = runner.invoke(app, ["export", "--corpus", str(corpus), "--format", "parquet", "--out", str(out)])
+    assert res.exit_code == 0
+    table = pq.read_table(out)
+    with Corpus(corpus, readonly=True) as c:
+        assert table.num_rows == c.stats().figures
