@@ -17,6 +17,17 @@ _SENTENCE_END = re.compile(r"[.!?:]['\")\]]?$")
 _DIGITS = re.compile(r"\d+")
 
 
+def _first_gap(spans: list[tuple[float, float]], min_gap: float) -> float | None:
+    """The end of the first run of intervals followed by an empty stretch of ``min_gap`` or more."""
+    spans = sorted(spans)
+    reach = spans[0][1]
+    for a, b in spans[1:]:
+        if a - reach >= min_gap:
+            return reach
+        reach = max(reach, b)
+    return None
+
+
 def _xy_cut(lines: list[Line], min_gutter: float, out: list[list[Line]]) -> None:
     """Split lines into reading-order blocks: columns first (a vertical gutter), then bands."""
     if len(lines) <= 1:
@@ -24,28 +35,12 @@ def _xy_cut(lines: list[Line], min_gutter: float, out: list[list[Line]]) -> None
             out.append(lines)
         return
     h = median(ln.height for ln in lines)
-    # a vertical gutter that no line crosses
-    spans = sorted((ln.box[0], ln.box[2]) for ln in lines)
-    reach = spans[0][1]
-    for x0, x1 in spans[1:]:
-        if x0 - reach >= min_gutter:
-            left = [ln for ln in lines if ln.box[2] <= reach + 0.01]
-            right = [ln for ln in lines if ln.box[2] > reach + 0.01]
-            _xy_cut(left, min_gutter, out)
-            _xy_cut(right, min_gutter, out)
+    for axis, min_gap in ((0, min_gutter), (1, 1.2 * h)):  # a gutter no line crosses, then a blank band
+        cut = _first_gap([(ln.box[axis], ln.box[axis + 2]) for ln in lines], min_gap)
+        if cut is not None:
+            _xy_cut([ln for ln in lines if ln.box[axis + 2] <= cut + 0.01], min_gutter, out)
+            _xy_cut([ln for ln in lines if ln.box[axis + 2] > cut + 0.01], min_gutter, out)
             return
-        reach = max(reach, x1)
-    # a horizontal band of white space
-    spans = sorted((ln.box[1], ln.box[3]) for ln in lines)
-    reach = spans[0][1]
-    for y0, y1 in spans[1:]:
-        if y0 - reach >= 1.2 * h:
-            top = [ln for ln in lines if ln.box[3] <= reach + 0.01]
-            bottom = [ln for ln in lines if ln.box[3] > reach + 0.01]
-            _xy_cut(top, min_gutter, out)
-            _xy_cut(bottom, min_gutter, out)
-            return
-        reach = max(reach, y1)
     out.append(sorted(lines, key=lambda ln: (ln.box[1], ln.box[0])))
 
 
