@@ -19,7 +19,7 @@ from figlink.ingest.pdf_body import inline_refs, inside, is_margin, paragraphs, 
 from figlink.ingest.pdf_captions import Caption, find_captions, resolve_hyphens
 from figlink.ingest.pdf_doc import Limits, TimeLimit, iter_pages, open_pdf, render_scale
 from figlink.ingest.pdf_figures import (MIN_SIDE, Region, body_width, graphic_regions, grow, is_body_line, match,
-                                        space_region)
+                                        space_region, text_heavy)
 from figlink.ingest.pdf_page import Box, Line, PageContent, area, intersection, read_page
 from figlink.model import Figure, Paper
 from figlink.text.mentions import figure_number
@@ -110,7 +110,8 @@ def _page_figures(page: pdfium.PdfPage, content: PageContent, opts: Options,
             for above in (True, False):
                 space = space_region(captions[i].box, content, walls, above)
                 ink = _ink_box(page, content, space, opts) if space else None
-                if ink is not None:
+                if ink is not None and min(ink[2] - ink[0], ink[3] - ink[1]) >= 3 * MIN_SIDE \
+                        and not text_heavy(ink, content.lines):
                     extra.append(Region(ink, "space", 0.5))
                     break
         if extra:
@@ -121,6 +122,9 @@ def _page_figures(page: pdfium.PdfPage, content: PageContent, opts: Options,
     for i, j in sorted(pairs.items()):
         cap = captions[i]
         box = grow(regions[j].box, cap.box, spare, [w for w in walls if w != cap.box], content.lines)
+        if min(box[2] - box[0], box[3] - box[1]) < 3 * MIN_SIDE or text_heavy(box, content.lines, 0.5):
+            found.append(_Found(cap, (0.0, 0.0, 0.0, 0.0), content.index, "none"))  # a rule or a table
+            continue
         found.append(_Found(cap, box, content.index, regions[j].source))
     for i, cap in enumerate(captions):
         if i not in pairs:

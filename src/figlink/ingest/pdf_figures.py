@@ -169,12 +169,12 @@ def space_region(cap: Box, page: PageContent, walls: list[Box], above: bool = Tr
     return (x0, top + 2, x1, bottom)
 
 
-def text_heavy(region: Box, lines: list[Line]) -> bool:
+def text_heavy(region: Box, lines: list[Line], share: float = 0.3) -> bool:
     """True for a region that is mostly rows of text (a table), not a drawing."""
     inside = [ln for ln in lines if intersection(ln.box, region) > 0.5 * area(ln.box) and not ln.vertical]
     if len(inside) < 4:
         return False
-    return sum(area(ln.box) for ln in inside) > 0.3 * area(region)
+    return sum(area(ln.box) for ln in inside) > share * area(region)
 
 
 def grow(fig: Box, cap: Box, spare: list[Box], walls: list[Box], lines: list[Line] | None = None) -> Box:
