@@ -127,3 +127,16 @@ def test_errors_are_figlink_errors_in_a_batch(tmp_path: Path) -> None:
             results.append(type(exc).__name__)
     assert results[0] in ("ParseError", "InputError") and results[1] == "InputError"
     assert results[2] == "elife-15600"
+
+
+def test_rotated_page_keeps_boxes_and_crops_in_one_frame(tmp_path: Path) -> None:
+    with pdfium.PdfDocument(str(SAMPLE)) as src:
+        dest = pdfium.PdfDocument.new()
+        dest.import_pages(src, [2])
+    dest[0].set_rotation(90)
+    path = tmp_path / "rotated.pdf"
+    dest.save(str(path))
+    dest.close()
+    paper = parse_pdf(path, image_dir=tmp_path, options=Options(layout=False))
+    assert any("Rotate 90" in w for w in paper.warnings)
+    assert [f.number for f in paper.figures] == ["1"] and paper.figures[0].bbox

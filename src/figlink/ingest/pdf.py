@@ -227,6 +227,10 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
         image_dir.mkdir(parents=True, exist_ok=True)
     try:
         for i, page in iter_pages(doc, path.name, opts.limits, clock):
+            if page.get_rotation():
+                # boxes and crops share one frame: the page as its content stream draws it
+                warnings.append(f"page {i + 1}: /Rotate {page.get_rotation()} ignored (read unrotated)")
+                page.set_rotation(0)
             content = read_page(page, i)
             scanned = _is_scanned(content)
             pictures += scanned
