@@ -142,3 +142,13 @@ def test_reading_order_takes_the_left_column_first() -> None:
     blocks = reading_order(right + title + left, 612)
     texts = [ln.text for b in blocks for ln in b]
     assert texts == ["A title across both columns"] + [f"left {i}" for i in range(5)] + [f"right {i}" for i in range(5)]
+
+
+def test_reading_order_on_a_page_of_thousands_of_lines_is_fast() -> None:
+    import time
+
+    lines = [Line((50.0, 20.0 * i, 100.0, 20.0 * i + 8), str(i)) for i in range(5000)]
+    t = time.perf_counter()
+    blocks = reading_order(lines, 612)
+    assert time.perf_counter() - t < 2.0
+    assert [ln.text for b in blocks for ln in b] == [str(i) for i in range(5000)]

@@ -20,6 +20,7 @@ from figlink.ingest.pdf_captions import Caption, find_captions, resolve_hyphens
 from figlink.ingest.pdf_doc import Limits, TimeLimit, iter_pages, open_pdf, render_scale
 from figlink.ingest.pdf_figures import (MIN_SIDE, Region, body_width, graphic_regions, grow, is_body_line, match,
                                         space_region, text_heavy)
+from figlink.ingest.pdf_meta import find_doi, find_title
 from figlink.ingest.pdf_page import Box, Line, PageContent, area, intersection, read_page
 from figlink.model import Figure, Paper
 from figlink.text.mentions import figure_number
@@ -218,6 +219,8 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
     body_pages: list[tuple[float, float, list[Line]]] = []
     vocab: Counter[str] = Counter()
     pictures = 0
+    doi: str | None = None
+    title: str | None = None
     image_ref = ""
     if image_dir is None and image_root is not None:
         image_dir = Path(image_root) / paper_id
@@ -273,6 +276,8 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
                     warnings.append(f"page {i + 1}: no figure region found for {cap.label}")
                 figures[cap.key] = fig
             vocab.update(w.lower() for ln in content.lines for w in _WORD.findall(ln.text))
+            if i == 0:
+                doi, title = find_doi(content.lines), find_title(content.lines, content.height)
             keep = [ln for ln in content.lines
                     if not any(inside(ln.box, t, 0.6) for t in taken)]
             body_pages.append((content.width, content.height, keep))
@@ -296,7 +301,8 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
     for key, fig in figures.items():
         fig.inline_refs = refs.get(key, [])
 
-    paper = Paper(paper_id=paper_id, source="pdf", figures=list(figures.values()), warnings=warnings)
+    paper = Paper(paper_id=paper_id, source="pdf", doi=doi, title=title, figures=list(figures.values()),
+                  warnings=warnings)
     if xml is not None:
         from figlink.ingest.merge import merge_jats_pdf
         from figlink.ingest.jats import parse_jats

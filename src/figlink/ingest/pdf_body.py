@@ -17,38 +17,42 @@ _SENTENCE_END = re.compile(r"[.!?:]['\")\]]?$")
 _DIGITS = re.compile(r"\d+")
 
 
-def _first_gap(spans: list[tuple[float, float]], min_gap: float) -> float | None:
-    """The end of the first run of intervals followed by an empty stretch of ``min_gap`` or more."""
-    spans = sorted(spans)
-    reach = spans[0][1]
-    for a, b in spans[1:]:
-        if a - reach >= min_gap:
-            return reach
-        reach = max(reach, b)
-    return None
+def _split(lines: list[Line], axis: int, min_gap: float) -> list[list[Line]]:
+    """Lines cut at every empty stretch of ``min_gap`` or more along one axis (0: x, 1: y), in order."""
+    order = sorted(lines, key=lambda ln: ln.box[axis])
+    parts: list[list[Line]] = [[order[0]]]
+    reach = order[0].box[axis + 2]
+    for ln in order[1:]:
+        if ln.box[axis] - reach >= min_gap:
+            parts.append([])
+        parts[-1].append(ln)
+        reach = max(reach, ln.box[axis + 2])
+    return parts
 
 
-def _xy_cut(lines: list[Line], min_gutter: float, out: list[list[Line]]) -> None:
+def _xy_cut(lines: list[Line], min_gutter: float) -> list[list[Line]]:
     """Split lines into reading-order blocks: columns first (a vertical gutter), then bands."""
-    if len(lines) <= 1:
-        if lines:
-            out.append(lines)
-        return
-    h = median(ln.height for ln in lines)
-    for axis, min_gap in ((0, min_gutter), (1, 1.2 * h)):  # a gutter no line crosses, then a blank band
-        cut = _first_gap([(ln.box[axis], ln.box[axis + 2]) for ln in lines], min_gap)
-        if cut is not None:
-            _xy_cut([ln for ln in lines if ln.box[axis + 2] <= cut + 0.01], min_gutter, out)
-            _xy_cut([ln for ln in lines if ln.box[axis + 2] > cut + 0.01], min_gutter, out)
-            return
-    out.append(sorted(lines, key=lambda ln: (ln.box[1], ln.box[0])))
+    out: list[list[Line]] = []
+    todo = [lines]  # a stack, next part on top: no recursion limit on pages of many lines
+    while todo:
+        part = todo.pop()
+        if len(part) <= 1:
+            out.extend([part] if part else [])
+            continue
+        h = median(ln.height for ln in part)
+        for axis, min_gap in ((0, min_gutter), (1, 1.2 * h)):  # gutters no line crosses, then blank bands
+            pieces = _split(part, axis, min_gap)
+            if len(pieces) > 1:
+                todo.extend(reversed(pieces))
+                break
+        else:
+            out.append(sorted(part, key=lambda ln: (ln.box[1], ln.box[0])))
+    return out
 
 
 def reading_order(lines: list[Line], page_width: float) -> list[list[Line]]:
     """Blocks of lines in the order a reader takes them (top-down, left column before right)."""
-    out: list[list[Line]] = []
-    _xy_cut([ln for ln in lines if not ln.vertical], max(8.0, 0.015 * page_width), out)
-    return out
+    return _xy_cut([ln for ln in lines if not ln.vertical], max(8.0, 0.015 * page_width))
 
 
 def _margin_key(text: str) -> str:
