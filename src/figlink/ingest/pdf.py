@@ -15,7 +15,7 @@ import numpy as np
 import pypdfium2 as pdfium
 
 from figlink.errors import FiglinkError, ParseError
-from figlink.ingest.pdf_body import inline_refs, inside, is_margin, paragraphs, reading_order, running_lines
+from figlink.ingest.pdf_body import RunningHeads, inline_refs, inside, is_margin, paragraphs, reading_order, running_lines
 from figlink.ingest.pdf_captions import Caption, find_captions, resolve_hyphens
 from figlink.ingest.pdf_doc import Limits, TimeLimit, iter_pages, open_pdf, render_scale
 from figlink.ingest.pdf_figures import (MIN_SIDE, Region, body_width, graphic_regions, grow, is_body_line, match,
@@ -83,53 +83,61 @@ def _layout_regions(page: pdfium.PdfPage, content: PageContent, opts: Options) -
     return out
 
 
+def _space_regions(page: pdfium.PdfPage, content: PageContent, captions: list[Caption], missing: list[int],
+                   walls: list[Box], opts: Options) -> list[Region]:
+    """For captions left alone: what is drawn in the empty space above (else below) each of them."""
+    out = []
+    for i in missing:
+        for above in (True, False):
+            space = space_region(captions[i].box, content, walls, above)
+            ink = _ink_box(page, content, space, opts) if space else None
+            if ink is not None and min(ink[2] - ink[0], ink[3] - ink[1]) >= 3 * MIN_SIDE \
+                    and not text_heavy(ink, content.lines):
+                out.append(Region(ink, "space", 0.5))
+                break
+    return out
+
+
 def _page_figures(page: pdfium.PdfPage, content: PageContent, opts: Options,
                   warnings: list[str]) -> list[_Found]:
+    """Captions of the page with their figure regions: the PDF's own graphics first, then the layout
+    model, then the drawn ink next to the caption, each only for the captions still unmatched."""
     captions = find_captions(content)
     if not captions:
         return []
-    regions = graphic_regions(content, captions)
-    pairs = match(captions, regions, content)
-    missing = [i for i, c in enumerate(captions) if i not in pairs and not c.continuation]
-    if missing and opts.layout:
-        try:
-            extra = _layout_regions(page, content, opts)
-        except Exception as exc:  # noqa: BLE001 - the model is an aid; the page goes on without it
-            warnings.append(f"page {content.index + 1}: layout model failed ({type(exc).__name__}: {exc})")
-            extra = []
-        extra = [r for r in extra if not any(intersection(r.box, g.box) > 0.5 * area(r.box) for g in regions)]
-        if extra:
-            regions = regions + extra
-            pairs = match(captions, regions, content)
     full = body_width(content.lines)
     walls = [ln.box for ln in content.lines if is_body_line(ln, full)] + [c.box for c in captions]
-    missing = [i for i, c in enumerate(captions) if i not in pairs and not c.continuation]
-    if missing:
-        # last resort: the empty space next to the caption, cut down to what is drawn there
-        extra = []
-        for i in missing:
-            for above in (True, False):
-                space = space_region(captions[i].box, content, walls, above)
-                ink = _ink_box(page, content, space, opts) if space else None
-                if ink is not None and min(ink[2] - ink[0], ink[3] - ink[1]) >= 3 * MIN_SIDE \
-                        and not text_heavy(ink, content.lines):
-                    extra.append(Region(ink, "space", 0.5))
-                    break
+    regions = graphic_regions(content, captions)
+    pairs = match(captions, regions, content)
+    for fallback in ("layout", "space"):
+        missing = [i for i, c in enumerate(captions) if i not in pairs and not c.continuation]
+        if not missing or (fallback == "layout" and not opts.layout):
+            continue
+        if fallback == "layout":
+            try:
+                extra = _layout_regions(page, content, opts)
+            except Exception as exc:  # noqa: BLE001 - the model is an aid; the page goes on without it
+                warnings.append(f"page {content.index + 1}: layout model failed ({type(exc).__name__}: {exc})")
+                extra = []
+            extra = [r for r in extra if not any(intersection(r.box, g.box) > 0.5 * area(r.box) for g in regions)]
+        else:
+            extra = _space_regions(page, content, captions, missing, walls, opts)
         if extra:
             regions = regions + extra
             pairs = match(captions, regions, content)
     spare = [r.box for j, r in enumerate(regions) if j not in pairs.values() and r.source != "space"]
+    none = (0.0, 0.0, 0.0, 0.0)
     found = []
-    for i, j in sorted(pairs.items()):
-        cap = captions[i]
-        box = grow(regions[j].box, cap.box, spare, [w for w in walls if w != cap.box], content.lines)
-        if min(box[2] - box[0], box[3] - box[1]) < 3 * MIN_SIDE or text_heavy(box, content.lines, 0.5):
-            found.append(_Found(cap, (0.0, 0.0, 0.0, 0.0), content.index, "none"))  # a rule or a table
-            continue
-        found.append(_Found(cap, box, content.index, regions[j].source))
     for i, cap in enumerate(captions):
         if i not in pairs:
-            found.append(_Found(cap, (0.0, 0.0, 0.0, 0.0), content.index, "none"))
+            found.append(_Found(cap, none, content.index, "none"))
+            continue
+        region = regions[pairs[i]]
+        box = grow(region.box, cap.box, spare, [w for w in walls if w != cap.box], content.lines)
+        if min(box[2] - box[0], box[3] - box[1]) < 3 * MIN_SIDE or text_heavy(box, content.lines, 0.5):
+            found.append(_Found(cap, none, content.index, "none"))  # a rule or a table, not a figure
+        else:
+            found.append(_Found(cap, box, content.index, region.source))
     return found
 
 
@@ -219,6 +227,7 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
     body_pages: list[tuple[float, float, list[Line]]] = []
     vocab: Counter[str] = Counter()
     pictures = 0
+    heads = RunningHeads()
     doi: str | None = None
     title: str | None = None
     image_ref = ""
@@ -235,6 +244,7 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
                 warnings.append(f"page {i + 1}: /Rotate {page.get_rotation()} ignored (read unrotated)")
                 page.set_rotation(0)
             content = read_page(page, i)
+            content.lines = heads.strip(content.lines)
             scanned = _is_scanned(content)
             pictures += scanned
             # a picture-only page in a document that has a text layer elsewhere is a figure page,

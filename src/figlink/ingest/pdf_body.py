@@ -8,11 +8,12 @@ from collections import Counter
 from statistics import median
 
 from figlink.ingest.pdf_captions import join_lines
+from figlink.ingest.pdf_figures import MARGIN as MARGIN_BAND
 from figlink.ingest.pdf_page import Box, Line
 from figlink.model import InlineRef
 from figlink.text.mentions import find_mentions
 
-MARGIN_BAND = 0.065  # of the page height: lines wholly inside it are running headers or footers
+
 _SENTENCE_END = re.compile(r"[.!?:]['\")\]]?$")
 _DIGITS = re.compile(r"\d+")
 
@@ -57,6 +58,27 @@ def reading_order(lines: list[Line], page_width: float) -> list[list[Line]]:
 
 def _margin_key(text: str) -> str:
     return _DIGITS.sub("#", text.strip().lower())
+
+
+def edge_lines(lines: list[Line], n: int = 2) -> list[Line]:
+    """The ``n`` topmost and ``n`` bottommost lines of a page (where running heads and page numbers sit)."""
+    order = sorted((ln for ln in lines if not ln.vertical), key=lambda ln: ln.box[1])
+    return order[:n] + order[-n:] if len(order) > 2 * n else order
+
+
+class RunningHeads:
+    """Texts (digits masked) seen at the top or bottom edge of earlier pages, learnt page by page, so a
+    running head is known before the figures of a later page are cut out."""
+
+    def __init__(self) -> None:
+        self.seen: Counter[str] = Counter()
+
+    def strip(self, lines: list[Line]) -> list[Line]:
+        """The page's lines less its edge lines already seen on two earlier pages; then learns them."""
+        edges = edge_lines(lines)
+        drop = {id(ln) for ln in edges if self.seen[_margin_key(ln.text)] >= 2}
+        self.seen.update({_margin_key(ln.text) for ln in edges})
+        return [ln for ln in lines if id(ln) not in drop]
 
 
 def running_lines(pages: list[tuple[float, list[Line]]]) -> set[str]:
@@ -135,4 +157,4 @@ def inside(box: Box, region: Box, frac: float = 0.5) -> bool:
     return a > 0 and intersection(box, region) >= frac * a
 
 
-__all__ = ["reading_order", "running_lines", "is_margin", "paragraphs", "inline_refs", "inside"]
+__all__ = ["RunningHeads", "edge_lines", "reading_order", "running_lines", "is_margin", "paragraphs", "inline_refs", "inside"]

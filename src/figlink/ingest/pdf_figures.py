@@ -20,6 +20,7 @@ _NO = 1e6
 CLUSTER_GAP = 6.0  # points between elements of one figure
 MIN_SIDE = 12.0  # a region smaller than this on both sides is an icon or a bullet
 MAX_CAPTION_GAP = 0.35  # of the page height, between a caption and its figure
+MARGIN = 0.065  # of the page height: the bands of running headers and footers
 
 
 @dataclass
@@ -51,7 +52,7 @@ def _keep_graphic(box: Box, page: PageContent) -> bool:
         return False  # a page background
     if (h <= 2.0 and w > 0.5 * page.width) or (w <= 2.0 and h > 0.5 * page.height):
         return False  # a rule across the page
-    if box[3] < 0.06 * page.height or box[1] > 0.94 * page.height:
+    if box[3] < MARGIN * page.height or box[1] > (1 - MARGIN) * page.height:
         return False  # header or footer ornament
     return True
 
@@ -91,7 +92,8 @@ def graphic_regions(page: PageContent, captions: list[Caption]) -> list[Region]:
         return []
     full = body_width(page.lines)
     caption_lines = {id(ln) for c in captions for ln in c.lines}
-    labels = [ln for ln in page.lines if id(ln) not in caption_lines and not is_body_line(ln, full)]
+    labels = [ln for ln in page.lines if id(ln) not in caption_lines and not is_body_line(ln, full)
+              and MARGIN * page.height < ln.box[3] and ln.box[1] < (1 - MARGIN) * page.height]
     regions = _components(boxes, CLUSTER_GAP)
     for _ in range(3):
         grown = []
