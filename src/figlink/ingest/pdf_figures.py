@@ -20,6 +20,7 @@ _NO = 1e6
 CLUSTER_GAP = 6.0  # points between elements of one figure
 MIN_SIDE = 12.0  # a region smaller than this on both sides is an icon or a bullet
 MAX_CAPTION_GAP = 0.35  # of the page height, between a caption and its figure
+GROW_GAP = 48.0  # points: panels of one figure set this far apart (with only their subcaptions between)
 MARGIN = 0.065  # of the page height: the bands of running headers and footers
 
 
@@ -33,8 +34,9 @@ class Region:
 
 
 def body_width(lines: list[Line]) -> float:
-    """Width of a full line of body text on this page (a high percentile of line widths)."""
-    widths = sorted(ln.box[2] - ln.box[0] for ln in lines if not ln.vertical)
+    """Width of a full line of body text on this page (a high percentile of the widths of its lines of
+    words; tick labels and other short strings do not count)."""
+    widths = sorted(ln.box[2] - ln.box[0] for ln in lines if not ln.vertical and len(ln.text) >= 20)
     if not widths:
         return 0.0
     return widths[int(0.9 * (len(widths) - 1))]
@@ -191,7 +193,7 @@ def grow(fig: Box, cap: Box, spare: list[Box], walls: list[Box], lines: list[Lin
                 continue
             ov = min(r[2], fig[2]) - max(r[0], fig[0])
             vov = min(r[3], fig[3]) - max(r[1], fig[1])
-            near = gap(r, fig) <= 4 * CLUSTER_GAP and (ov > 0 or vov > 0)
+            near = gap(r, fig) <= GROW_GAP and (ov > 0 or vov > 0)
             # a panel beside the figure, over the same caption: side-by-side subfigures
             beside = (vov > 0.5 * min(r[3] - r[1], fig[3] - fig[1]) and r[0] >= cap[0] - 10
                       and r[2] <= cap[2] + 10)
