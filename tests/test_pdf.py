@@ -106,6 +106,7 @@ def test_page_figures_gives_caption_boxes() -> None:
     ("Figures 3–5 show", None),
     ("Figure 3A shows", None),
     ("Table 1. Strains", None),
+    ("Figure 1—source data 1. Raw counts", None),
 ])
 def test_caption_openers(text: str, key: str | None) -> None:
     got = caption_label(text)

@@ -12,6 +12,7 @@ from figlink.text.mentions import find_mentions
 _OPENER = re.compile(
     r"^\s*(?:(?:supplementa(?:l|ry)|suppl\.?|extended\s+data)\s+)?fig(?:ure)?s?\.?\s*[SA]?\d", re.I)
 _AFTER_LABEL = re.compile(r"^\s*(?:[.:|\u2014\u2013]|-\s|\s+[A-Z(\[\"'\u201c])")
+_ATTACHMENT = re.compile(r"^\s*[\u2014\u2013-]\s*(?:source\s+(?:data|code)|video|animation|audio)\b", re.I)
 _CONTINUED = re.compile(r"^[\s.:]*\(?continued\b", re.I)
 _END_MARKERS = re.compile(r"^(?:DOI:|https?://doi|The following (?:figure supplement|source data))", re.I)
 _SENTENCE_END = re.compile(r"[.:;!?)\]]$")
@@ -53,6 +54,8 @@ def caption_label(text: str) -> tuple[str, str, str] | None:
     rest = text[m.end:]
     if rest.strip() and not _AFTER_LABEL.match(rest) and not _CONTINUED.match(rest):
         return None
+    if _ATTACHMENT.match(rest):
+        return None  # "Figure 1—source data 1.": a file attached to the figure, not its caption
     label = m.text.strip().rstrip(".:")
     return m.citations[0].key, label, re.sub(r"^\s*[.:|\u2014\u2013-]?\s*", "", rest)
 
