@@ -1,0 +1,84 @@
+"""A fast, rule-based sentence splitter for figure captions.
+
+Captions break the assumptions of general splitters: a sentence often runs straight into a panel label
+("…cancer.A. Photographs…", "…tumors.(A) AR…"), abbreviations such as "Fig." or "vs." are common, and
+numbers ("p < 0.05", "0.25*0.25 mm2") are everywhere. The splitter returns character spans so callers
+can keep offsets into the original caption. It is checked against pysbd in the tests; pysbd itself is
+too slow for the hot path.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Words that end with a period without ending the sentence (compared lower case, without the period).
+_ABBREVIATIONS = frozenset(
+    """fig figs figure eq eqs ref refs e.g eg i.e ie et al vs v cf approx ca no nos nr dr mr ms prof st sp
+    spp var subsp resp suppl supp sup ext ed eds vol vols pp p ch sect sec incl excl max min avg std
+    dept univ inc ltd co corp jr sr mt ft chr aa ser thr tyr""".split()
+)
+
+# A candidate end: terminal punctuation, optional closing quotes/brackets, then either whitespace and a
+# plausible sentence opening, or (glued, no space) an upper-case letter or an opening bracket.
+_END = re.compile(
+    r"""(?P<punct>[.!?]+)(?P<close>["'\u201d\u2019\]]*)
+        (?:(?P<space>\s+)(?=[A-Z0-9(\[\"'\u201c\u2018*#\u00a0]|[a-z][ \u00a0]+\S)|(?=[A-Z(\[][^.]))""",
+    re.X,
+)
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    """True when the period at ``dot`` closes a known abbreviation or an initial ("J. Smith")."""
+    m = _WORD_BEFORE.search(text, max(0, dot - 12), dot)
+    if m is None:
+        return False
+    word = m.group(1).lower().rstrip(".")
+    if word in _ABBREVIATIONS:
+        return True
+    # "e.g." / "i.e." style: letters separated by periods.
+    return bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]", word))
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Spans ``(s, e)`` of the sentences of ``text[start:end]``, whitespace trimmed, in order."""
+    stop = len(text) if end is None else end
+    spans: list[tuple[int, int]] = []
+    s = start
+    for m in _END.finditer(text, start, stop):
+        dot = m.start("punct")
+        if m.group("punct") == "." and _is_abbreviation(text, dot):
+            continue
+        glued = m.group("space") is None
+        if glued:
+            before = text[dot - 2:dot] if dot >= 2 else ""
+            # "cancer.A" and "tumors.(A)" split; "0.5", "U.S", "p.A" and "e.g.A" do not.
+            if len(before) < 2 or not before.isalpha() or not before[1].islower():
+                continue
+        # A single capital before the period is usually a panel label ("A. Photographs") or an
+        # initial: not a sentence end.
+        if dot >= 1 and text[dot - 1].isupper() and (dot == 1 or not text[dot - 2].isalnum()):
+            continue
+        e = m.end("close")
+        if e > s:
+            spans.append((s, e))
+        s = m.end()
+    if s < stop:
+        spans.append((s, stop))
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a:
+            out.append((a, b))
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` as strings."""
+    return [text[a:b] for a, b in sentence_spans(text)]
+
+
+__all__ = ["sentence_spans", "split_sentences"]

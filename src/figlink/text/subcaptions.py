@@ -1,0 +1,422 @@
+"""Split a caption into shared text and subcaptions, following MedICaT's definition.
+
+A *subcaption* is the text that describes some panels but not all of them; text about every panel is
+``shared_text``. The splitter works in four steps, each on character spans of the original caption:
+
+1. find label tokens (``figlink.text.labels``) outside figure mentions, keep the ones forming a sequence,
+   and merge neighbours joined only by separators ("(A) and (B)", "(i)–(iv)");
+2. give every token a role: an *opener* starts text about its panels ("(A) Weight of…", "A and C: 100X",
+   "…from (A) KEGG network and (B) EHMN network"); a *trailer* closes a clause about them ("…positivity for
+   PSA (a)."); anything else is a *reference* ("same as (A)", "panels A and C"), which never splits;
+3. cut the caption into pieces: text before the first opener is shared unless a trailer or reference
+   claims its sentence; the text after an opener belongs to it up to the next opener; sentences after the
+   last group's first sentence return to shared once one reads like a note about the whole figure
+   ("Scale bars, 50 µm.", "Data are mean ± SD.", an abbreviation legend);
+4. group pieces by label set (multi-span: all text about panel b, wherever it stands, is b's), and add
+   positional subcaptions for spatial references ("(upper left panel)", "Bottom: …").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from figlink.model import CaptionSplit, Subcaption
+from figlink.text.labels import LabelToken, accepted_labels, label_order, raw_label_tokens
+from figlink.text.mentions import expand_letters, find_mentions, leading_figure_index
+from figlink.text.sentences import sentence_spans
+from figlink.text.spatial import PositionToken, find_positions
+
+_DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+_JOIN = re.compile(rf"\s*(?:,\s*)?(?P<sep>and|&|or|to|through|[{_DASH}]|,)?\s*$", re.I)
+_REF_WORDS = frozenset("in of as see than to with vs versus like panel panels between for".split())
+_LEAD_TRIM = re.compile(rf"^[{_DASH}\s,;:.)\]]+")
+_TAIL_TRIM = re.compile(r"(?:[\s,;:(\[]|\b(?:and|or)\b)+$", re.I)
+_ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
+
+# A sentence that reads like a note about the whole figure.
+_GENERIC_START = re.compile(
+    r"""^\W*(?:scale\s*bars?|bars?\s*(?:[,:=]|represents?|indicates?|are|is)|(?:original\s+)?magnifications?\b|
+        data\s+(?:are|were|is|represent|shown|presented)|values\s+(?:are|were|represent)|
+        results\s+(?:are|were|represent)|error\s+bars|all\b|each\b|both\b|abbreviations?|n\s*=|
+        p\s*[<=>\u2264]|arrows?\b|arrowheads?\b|asterisks?\b|sections\s+shown|photographs?\b|pictures\b|
+        details?\b|see\b|statistical|h\s*&\s*e\s+stain|ha?ematoxylin|the\s+(?:images|panels|photographs|pictures|
+        micrographs|graphs|data|results|experiments?)\b|images\s+(?:are|were)|experiments\s+were)""",
+    re.I | re.X,
+)
+_GENERIC_ANY = re.compile(
+    r"\b(?:all|both|each|every)\s+(?:the\s+)?(?:panels?|images?|pictures?|photographs?|micrographs?|figures?|"
+    r"sections?|graphs?|plots?|experiments?)\b|\bin\s+all\s+(?:panels|images|cases)\b",
+    re.I,
+)
+_LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
+
+
+@dataclass
+class _Tok:
+    """A merged label token with its role."""
+
+    start: int
+    end: int
+    labels: list[str]
+    forms: set[str]
+    note: bool = False
+    role: str = "ref"
+    at_start: bool = False
+
+
+@dataclass
+class _Piece:
+    start: int
+    end: int
+    labels: tuple[str, ...]  # () = shared
+    positions: tuple[str, ...] = ()
+
+
+@dataclass
+class _Ctx:
+    text: str
+    sents: list[tuple[int, int]]
+    tokens: list[_Tok]
+    pieces: list[_Piece] = field(default_factory=list)
+
+
+def _range(a: str, b: str) -> list[str]:
+    if a in _ROMANS and b in _ROMANS and _ROMANS.index(a) < _ROMANS.index(b):
+        return list(_ROMANS[_ROMANS.index(a):_ROMANS.index(b) + 1])
+    if a.isdigit() and b.isdigit() and 0 < int(b) - int(a) <= 30:
+        return [str(n) for n in range(int(a), int(b) + 1)]
+    if len(a) == 1 and len(b) == 1:
+        return expand_letters(a, b)
+    return [a, b]
+
+
+def _merge(text: str, tokens: list[LabelToken]) -> list[_Tok]:
+    """Merge neighbours joined only by separators: "(A) and (B)", "(i)–(iv)", "(B) and C)"."""
+    out: list[_Tok] = []
+    for t in tokens:
+        if out:
+            prev = out[-1]
+            gap = text[prev.end:t.start]
+            m = _JOIN.fullmatch(gap) if len(gap) <= 8 else None
+            if m is not None and "bare" not in prev.forms and t.form != "bare" and not prev.note:
+                sep = (m.group("sep") or "").lower()
+                if sep and (sep in _DASH or sep in ("to", "through")):
+                    prev.labels = prev.labels[:-1] + _range(prev.labels[-1], t.labels[0]) + t.labels[1:]
+                else:
+                    prev.labels = prev.labels + t.labels
+                prev.end = t.end
+                prev.forms.add(t.form)
+                prev.note = t.note
+                continue
+        out.append(_Tok(t.start, t.end, list(t.labels), {t.form}, t.note))
+    for t in out:
+        seen: dict[str, None] = {}
+        for lab in t.labels:
+            seen.setdefault(lab, None)
+        t.labels = list(seen)
+    return out
+
+
+def _prev_char(text: str, i: int, floor: int) -> tuple[str, int]:
+    j = i - 1
+    while j >= floor and text[j] in " \t\n\u00a0":
+        j -= 1
+    return (text[j], j) if j >= floor else ("", j)
+
+
+def _prev_word(text: str, i: int) -> str:
+    m = re.search(r"([A-Za-z]+)\W*$", text[max(0, i - 20):i])
+    return m.group(1).lower() if m else ""
+
+
+def _next_char(text: str, i: int) -> str:
+    j = i
+    while j < len(text) and text[j] in " \t\n\u00a0":
+        j += 1
+    return text[j] if j < len(text) else ""
+
+
+def _same_sentence(text: str, a: int, b: int) -> bool:
+    return not re.search(r"[.!?;]\s", text[a:b])
+
+
+def _assign_roles(text: str, body: int, tokens: list[_Tok], sent_starts: set[int]) -> None:
+    """Opener, trailer or reference for every token, reading the caption left to right.
+
+    Mid-sentence labels take the style of their sentence: when its last label is followed by
+    punctuation ("…specimen (b).") they are trailers, otherwise openers ("…from (A) KEGG and (B) EHMN").
+    In a caption with openers, a label already described elsewhere and not part of the current group is
+    a reference ("same as (A)").
+    """
+    opened: set[str] = set()
+    order_all = sorted({lab for t in tokens for lab in t.labels}, key=label_order)
+    current: set[str] = set()
+    last: _Tok | None = None
+    for k, t in enumerate(tokens):
+        prev, pj = _prev_char(text, t.start, body)
+        glued = bool(prev) and pj == t.start - 1 and prev.isalpha() and "paren" in t.forms
+        t.at_start = (not prev) or t.start in sent_starts or prev in ".!?;:" or glued
+        nxt = _next_char(text, t.end)
+        content = bool(nxt) and nxt not in ".,;:)]"
+        forms = t.forms
+        labels = set(t.labels)
+        pending = [lab for lab in order_all if lab not in opened]
+        fresh = t.labels[0] not in opened and not labels & current
+        sub = bool(current) and labels < current
+        may_trail = fresh or sub or not current
+        if forms & {"dot", "colon", "bare"}:
+            role = "open" if t.at_start else "ref"
+        elif "panel" in forms and forms <= {"panel"}:
+            role = "open" if t.at_start and (content or nxt == ":") else "ref"
+        elif t.at_start:
+            role = "open" if content else "ref"
+        elif not content:
+            role = "trail" if may_trail else "ref"
+        else:
+            before = last if last is not None and _same_sentence(text, last.end, t.start) else None
+            run = [u for u in tokens[k + 1:] if _same_sentence(text, t.end, u.start)]
+            if before is not None and before.role == "trail":
+                role = "trail" if may_trail else "ref"
+            elif run:
+                end_char = _next_char(text, run[-1].end)
+                trailing_style = not end_char or end_char in ".,;:)]"
+                role = ("trail" if may_trail else "ref") if trailing_style else ("open" if fresh else "ref")
+            elif prev == "," and fresh:
+                role = "open"
+            elif fresh and pending and t.labels[0] == pending[0] \
+                    and _prev_word(text, t.start) not in _REF_WORDS:
+                role = "open"
+            else:
+                role = "ref"
+        t.role = role
+        last = t
+        if role == "open":
+            opened.update(t.labels)
+            current = set(t.labels)
+        elif role == "trail":
+            opened.update(t.labels)
+
+
+def _is_generic(sentence: str) -> bool:
+    if _GENERIC_START.match(sentence) or _GENERIC_ANY.search(sentence):
+        return True
+    return len(_LEGEND_ITEM.findall(sentence)) >= 2
+
+
+def _segment(ctx: _Ctx, body: int) -> None:
+    """Cut the caption into pieces, sentence by sentence (see the module docstring, step 3)."""
+    text = ctx.text
+    group: tuple[str, ...] = ()  # labels that unlabeled text continues to describe
+    opener_group: tuple[str, ...] = ()
+    free: list[tuple[int, int, tuple[str, ...]]] = []  # sentences without anchors, after the last anchor
+    last_anchor_sentence: list[_Tok] = []
+    for s, e in ctx.sents:
+        if e <= body:
+            continue
+        s = max(s, body)
+        toks = [t for t in ctx.tokens if s <= t.start < e]
+        anchors = [t for t in toks if t.role in ("open", "trail")]
+        if not anchors:
+            refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
+            if refs and not group:
+                ctx.pieces.append(_Piece(s, e, refs))
+                continue
+            free.append((s, e, group))
+            continue
+        for fs, fe, fg in free:
+            ctx.pieces.append(_Piece(fs, fe, fg))
+        free = []
+        c = s
+        last_labels = group
+        for t in anchors:
+            if t.role == "open":
+                if t.start > c:
+                    ctx.pieces.append(_Piece(c, t.start, group))
+                group = opener_group = tuple(t.labels)
+                last_labels = group
+            else:
+                if t.start > c:
+                    ctx.pieces.append(_Piece(c, t.start, tuple(t.labels)))
+                last_labels = tuple(t.labels)
+                if not (opener_group and set(t.labels) < set(opener_group)):
+                    group = last_labels
+            c = t.end
+        if c < e:
+            ctx.pieces.append(_Piece(c, e, last_labels if anchors[-1].role == "trail" else group))
+        last_anchor_sentence = anchors
+    _tail(ctx, free, group, _list_style(ctx, last_anchor_sentence))
+
+
+def _list_style(ctx: _Ctx, anchors: list[_Tok]) -> bool:
+    """The last labeled sentence enumerates short items ("(a) negative, (b) weak, (c) strong.")."""
+    openers = [t for t in anchors if t.role == "open"]
+    if len(openers) < 2:
+        return False
+    gaps = [openers[i + 1].start - openers[i].end for i in range(len(openers) - 1)]
+    return not openers[-1].at_start or max(gaps) < 80
+
+
+def _tail(ctx: _Ctx, free: list[tuple[int, int, tuple[str, ...]]], labels: tuple[str, ...],
+          list_style: bool) -> None:
+    """Sentences after the last labeled one: the last group's, a referenced panel's, or shared."""
+    shared = list_style or not labels
+    for s, e, _ in free:
+        refs = [t for t in ctx.tokens if s <= t.start < e]
+        ref_labels = tuple(sorted({lab for t in refs for lab in t.labels} - set(labels), key=label_order))
+        if ref_labels:
+            ctx.pieces.append(_Piece(s, e, ref_labels))
+            continue
+        if not shared and _is_generic(ctx.text[s:e]):
+            shared = True
+        ctx.pieces.append(_Piece(s, e, () if shared else labels))
+
+
+def _clean(text: str, a: int, b: int) -> tuple[int, int]:
+    seg = text[a:b]
+    m = _LEAD_TRIM.match(seg)
+    if m:
+        a += m.end()
+        seg = text[a:b]
+    m = _TAIL_TRIM.search(seg)
+    if m:
+        b -= len(seg) - m.start()
+    # Keep a closing bracket that balances an opening one inside the span.
+    while b < len(text) and text[a:b].count("(") > text[a:b].count(")") and text[b:b + 1] == ")":
+        b += 1
+    return a, b
+
+
+def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
+    """Positional pieces for spatial references that open or close text inside a piece."""
+    out: list[_Piece] = []
+    for p in ctx.pieces:
+        inside = [t for t in positions if p.start <= t.start < p.end and t.role in ("open", "trail")]
+        for k, t in enumerate(inside):
+            nxt = inside[k + 1].start if k + 1 < len(inside) else p.end
+            if t.role == "open":
+                a, b = t.end, nxt
+                colon = ctx.text[t.end - 1:t.end] in ":,"
+                if not colon:
+                    a = t.start
+                    sent_end = next((e for s, e in ctx.sents if s <= t.start < e), p.end)
+                    b = min(b, sent_end)
+            else:
+                floor = inside[k - 1].end if k else p.start
+                sent_start = next((s for s, e in ctx.sents if s <= t.start < e), p.start)
+                semi = ctx.text.rfind(";", floor, t.start)
+                a, b = max(floor, sent_start, semi + 1), t.start
+            if b > a and ctx.text[a:b].strip(" ,;:."):
+                out.append(_Piece(a, b, p.labels, (t.position,)))
+    return out
+
+
+def _carve(pieces: list[_Piece], holes: list[_Piece]) -> list[_Piece]:
+    """Remove positional spans from shared pieces (text about one place is not about all panels)."""
+    out: list[_Piece] = []
+    for p in pieces:
+        if p.labels:
+            out.append(p)
+            continue
+        cuts = sorted((h.start, h.end) for h in holes if not h.labels and h.start < p.end and p.start < h.end)
+        c = p.start
+        for a, b in cuts:
+            if a > c:
+                out.append(_Piece(c, a, ()))
+            c = max(c, b)
+        if c < p.end:
+            out.append(_Piece(c, p.end, ()))
+    return out
+
+
+def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
+    shared: list[str] = []
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
+    for p in sorted(pieces, key=lambda x: x.start):
+        a, b = _clean(text, p.start, p.end)
+        if b <= a or not re.search(r"\w", text[a:b]):
+            continue
+        if not p.labels and not p.positions:
+            shared.append(text[a:b])
+            continue
+        labels = tuple(sorted(set(p.labels), key=label_order))
+        spans = groups.setdefault((labels, p.positions), [])
+        if spans and spans[-1][1] >= a:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], b))
+        else:
+            spans.append((a, b))
+    subs = [Subcaption(labels=list(k[0]), text=" ".join(text[a:b] for a, b in spans),
+                       spans=[[a, b] for a, b in spans], positions=list(k[1]))
+            for k, spans in groups.items()]
+    subs.sort(key=lambda s: (s.spans[0][0], len(s.positions)))
+    return CaptionSplit(shared_text=" ".join(shared), subcaptions=subs)
+
+
+def _label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> list[_Tok]:
+    masked = [(m.start, m.end) for m in find_mentions(text) if m.end > body]
+    starts = [s for s, _ in sents]
+    raw = raw_label_tokens(text, body, None, masked, starts)
+    bare = [t for t in raw if t.form == "bare"]
+    bare_letters = {t.labels[0] for t in bare}
+    if not {"a", "b"} <= bare_letters:
+        raw = [t for t in raw if t.form != "bare"]
+    keep = accepted_labels(raw)
+    kept: list[LabelToken] = []
+    for t in raw:
+        labels = [lab for lab in t.labels if lab in keep]
+        if labels:
+            t.labels = labels
+            kept.append(t)
+    return _merge(text, kept)
+
+
+def split_caption(caption: str) -> CaptionSplit:
+    """Shared text and per-panel subcaptions of ``caption``; spans are offsets into ``caption``.
+
+    Subcaptions are grouped by label set, in order of first appearance; a subcaption with ``positions``
+    refines a spatial part ("top-left", "row 2", "inset") of its labels' text (or of the shared text when
+    it has no labels). A caption without panel labels gives all its text as ``shared_text``.
+    """
+    text = caption
+    idx = leading_figure_index(text)
+    body = idx.end if idx else 0
+    sents = sentence_spans(text, body)
+    tokens = _label_tokens(text, body, sents)
+    _assign_roles(text, body, tokens, {s for s, _ in sents})
+    ctx = _Ctx(text, sents, tokens)
+    _segment(ctx, body)
+    positions = find_positions(text, body)
+    extra = _positional(ctx, positions)
+    pieces = _carve(ctx.pieces, extra) + extra
+    return _build(text, pieces)
+
+
+def label_spans(split: CaptionSplit, label: str) -> list[list[int]]:
+    """All caption spans about ``label`` (its subcaptions and positional refinements), merged, in order."""
+    spans = sorted((list(s) for sub in split.subcaptions if label in sub.labels for s in sub.spans))
+    merged: list[list[int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return merged
+
+
+def label_text(split: CaptionSplit, caption: str, label: str) -> str:
+    """Everything the caption says about panel ``label`` only (multi-span, in caption order)."""
+    return " ".join(caption[a:b] for a, b in label_spans(split, label))
+
+
+def panel_caption(split: CaptionSplit, caption: str, label: str) -> str:
+    """The caption of one panel: the shared text followed by the panel's own text."""
+    own = label_text(split, caption, label)
+    return f"{split.shared_text} {own}".strip()
+
+
+def split_labels(split: CaptionSplit) -> list[str]:
+    """The distinct panel labels of a split, in label order."""
+    return sorted({lab for s in split.subcaptions for lab in s.labels}, key=label_order)
+
+
+__all__ = ["split_caption", "label_spans", "label_text", "panel_caption", "split_labels"]
