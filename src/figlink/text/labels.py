@@ -271,7 +271,7 @@ def accepted_labels(tokens: list[LabelToken], max_gap: int = 2) -> set[str]:
 def label_order(label: str) -> tuple[int, int]:
     """Sort key of a label: letters a…z, aa…, then romans, then numbers."""
     core = label.rstrip("'\u2032\u2019")
-    idx = _letter_index(core)
+    idx = None if (len(core) > 1 and core in _ROMAN_INDEX) else _letter_index(core)
     if idx is not None:
         return (0, idx * 4 + (len(label) - len(core)))
     if core in _ROMAN_INDEX:

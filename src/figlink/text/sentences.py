@@ -22,9 +22,10 @@ _ABBREVIATIONS = frozenset(
 # plausible sentence opening, or (glued, no space) an upper-case letter or an opening bracket.
 _END = re.compile(
     r"""(?P<punct>[.!?]+)(?P<close>["'\u201d\u2019\]]*)
-        (?:(?P<space>\s+)(?=[A-Z0-9(\[\"'\u201c\u2018*#\u00a0]|[a-z][ \u00a0]+\S)|(?=[A-Z(\[][^.]))""",
+        (?:(?P<space>\s+)(?=[A-Z0-9(\[\"'\u201c\u2018*#\u00a0]|[a-z][ \u00a0]+\S)|(?=[A-Z(\[]))""",
     re.X,
 )
+_LABEL_BEFORE = re.compile(r"(?:^|[.;:!?]\s*|^\s+)[A-Z]$")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 
 
@@ -55,9 +56,8 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
             # "cancer.A" and "tumors.(A)" split; "0.5", "U.S", "p.A" and "e.g.A" do not.
             if len(before) < 2 or not before.isalpha() or not before[1].islower():
                 continue
-        # A single capital before the period is usually a panel label ("A. Photographs") or an
-        # initial: not a sentence end.
-        if dot >= 1 and text[dot - 1].isupper() and (dot == 1 or not text[dot - 2].isalnum()):
+        # A single capital opening a sentence is a panel label ("…cancer. A. Photographs"): not an end.
+        if dot >= 1 and text[dot - 1].isupper() and _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
             continue
         e = m.end("close")
         if e > s:

@@ -32,6 +32,7 @@ _JOIN = re.compile(rf"\s*(?:,\s*)?(?P<sep>and|&|or|to|through|[{_DASH}]|,)?\s*$"
 _REF_WORDS = frozenset("in of as see than to with vs versus like panel panels between for".split())
 _LEAD_TRIM = re.compile(rf"^[{_DASH}\s,;:.)\]]+")
 _TAIL_TRIM = re.compile(r"(?:[\s,;:(\[]|\b(?:and|or)\b)+$", re.I)
+_MERGEABLE = frozenset({"paren", "half", "panel"})
 _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
 
 # A sentence that reads like a note about the whole figure.
@@ -71,6 +72,7 @@ class _Piece:
     end: int
     labels: tuple[str, ...]  # () = shared
     positions: tuple[str, ...] = ()
+    hole_start: int | None = None  # where a positional piece's cue starts ("Left:"), cut from shared text
 
 
 @dataclass
@@ -99,7 +101,7 @@ def _merge(text: str, tokens: list[LabelToken]) -> list[_Tok]:
             prev = out[-1]
             gap = text[prev.end:t.start]
             m = _JOIN.fullmatch(gap) if len(gap) <= 8 else None
-            if m is not None and "bare" not in prev.forms and t.form != "bare" and not prev.note:
+            if m is not None and prev.forms <= _MERGEABLE and t.form in _MERGEABLE and not prev.note:
                 sep = (m.group("sep") or "").lower()
                 if sep and (sep in _DASH or sep in ("to", "through")):
                     prev.labels = prev.labels[:-1] + _range(prev.labels[-1], t.labels[0]) + t.labels[1:]
@@ -307,7 +309,7 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
                 semi = ctx.text.rfind(";", floor, t.start)
                 a, b = max(floor, sent_start, semi + 1), t.start
             if b > a and ctx.text[a:b].strip(" ,;:."):
-                out.append(_Piece(a, b, p.labels, (t.position,)))
+                out.append(_Piece(a, b, p.labels, (t.position,), min(a, t.start)))
     return out
 
 
@@ -318,7 +320,8 @@ def _carve(pieces: list[_Piece], holes: list[_Piece]) -> list[_Piece]:
         if p.labels:
             out.append(p)
             continue
-        cuts = sorted((h.start, h.end) for h in holes if not h.labels and h.start < p.end and p.start < h.end)
+        cuts = sorted((h.start if h.hole_start is None else h.hole_start, h.end)
+                      for h in holes if not h.labels and h.start < p.end and p.start < h.end)
         c = p.start
         for a, b in cuts:
             if a > c:
@@ -352,22 +355,29 @@ def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
     return CaptionSplit(shared_text=" ".join(shared), subcaptions=subs)
 
 
+def _opens_clause(text: str, i: int, body: int, sent_starts: set[int]) -> bool:
+    prev, _ = _prev_char(text, i, body)
+    return not prev or i in sent_starts or prev in ".!?;:"
+
+
 def _label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> list[_Tok]:
     masked = [(m.start, m.end) for m in find_mentions(text) if m.end > body]
     starts = [s for s, _ in sents]
     raw = raw_label_tokens(text, body, None, masked, starts)
+    raw = [t for t in raw if t.form not in ("dot", "colon") or _opens_clause(text, t.start, body, set(starts))]
     bare = [t for t in raw if t.form == "bare"]
     bare_letters = {t.labels[0] for t in bare}
     if not {"a", "b"} <= bare_letters:
         raw = [t for t in raw if t.form != "bare"]
-    keep = accepted_labels(raw)
-    kept: list[LabelToken] = []
-    for t in raw:
+    merged = _merge(text, raw)
+    keep = accepted_labels([LabelToken(t.start, t.end, t.labels, "merged") for t in merged])
+    kept: list[_Tok] = []
+    for t in merged:
         labels = [lab for lab in t.labels if lab in keep]
         if labels:
             t.labels = labels
             kept.append(t)
-    return _merge(text, kept)
+    return kept
 
 
 def split_caption(caption: str) -> CaptionSplit:
