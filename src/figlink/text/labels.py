@@ -10,6 +10,7 @@ so abbreviation legends such as "(M, methylated; U, unmethylated)" are not taken
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -42,9 +43,10 @@ _PUNCT = re.compile(rf"(?<![\w'])(?P<list>{_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])
 # Bare: "a *10 magnification", "A Representative" — a single letter opening a sentence.
 _BARE = re.compile(r"(?P<list>[A-Za-z])[ \t\u00a0]+(?=\S)")
 # panel A, panels A and B, panels A–C
-_PANELWORD = re.compile(rf"\bpanels?\s+(?P<list>{_LIST})(?![\w'])", re.I)
+_PANELWORD = re.compile(rf"(?<![\w-])[Pp](?i:anels?)\s+(?P<list>{_LIST})(?![\w'])")
 
 _SPLIT = re.compile(rf"({_SEP})")
+_SINGLE = re.compile(r"[A-Za-z]['\u2032\u2019]{0,2}")
 _POS_IN_ITEM = re.compile(_POS, re.I)
 
 
@@ -128,32 +130,86 @@ def _valid_atoms(atoms: list[str]) -> bool:
     return True
 
 
+def _token(m: re.Match[str], form: str) -> LabelToken | None:
+    listing = m.group("list")
+    if _SINGLE.fullmatch(listing) and not m.groupdict().get("note"):
+        if form in ("dot", "colon") and listing.isdigit():
+            return None
+        if form == "dot" and m.group("p") != ".":
+            form = "colon"
+        return LabelToken(m.start(), m.end(), [listing.lower()], form, [], [listing])
+    parsed = _atoms(listing)
+    if parsed is None:
+        return None
+    atoms, seps, positions = parsed
+    note = bool(m.groupdict().get("note"))
+    if not _valid_atoms(atoms) and form == "paren":
+        # "(E, red, 200*)": labels first, then a note after a comma.
+        k = next(i for i in range(len(atoms)) if not _valid_atoms([atoms[i]]))
+        if k == 0 or seps[k - 1] not in (",", ";"):
+            return None
+        atoms, seps, note = atoms[:k], seps[:k - 1], True
+    if not _valid_atoms(atoms):
+        return None
+    if form in ("dot", "colon") and any(a.isdigit() for a in atoms):
+        return None  # "5." and "10:" are numbers, not labels
+    if form == "dot" and m.group("p") != ".":
+        form = "colon"
+    return LabelToken(m.start(), m.end(), _expand(atoms, seps), form, positions, atoms, note)
+
+
+def _free(m: re.Match[str], taken: list[tuple[int, int]]) -> bool:
+    return not any(a < m.end() and m.start() < b for a, b in taken)
+
+
 def _scan(pattern: re.Pattern[str], form: str, text: str, start: int, end: int,
-          masked: list[tuple[int, int]]) -> list[LabelToken]:
+          taken: list[tuple[int, int]]) -> list[LabelToken]:
     out: list[LabelToken] = []
     for m in pattern.finditer(text, start, end):
-        if any(a < m.end() and m.start() < b for a, b in masked):
-            continue
-        parsed = _atoms(m.group("list"))
-        if parsed is None:
-            continue
-        atoms, seps, positions = parsed
-        note = bool(m.groupdict().get("note"))
-        if not _valid_atoms(atoms) and form == "paren":
-            # "(E, red, 200*)": labels first, then a note after a comma.
-            k = next(i for i in range(len(atoms)) if not _valid_atoms([atoms[i]]))
-            if k == 0 or seps[k - 1] not in (",", ";"):
-                continue
-            atoms, seps, note = atoms[:k], seps[:k - 1], True
-        if not _valid_atoms(atoms):
-            continue
-        if form in ("dot", "colon", "bare") and any(a.isdigit() for a in atoms):
-            continue  # "5." and "10:" are numbers, not labels
-        tok_form = form
-        if form == "dot" and m.group("p") != ".":
-            tok_form = "colon"
-        out.append(LabelToken(m.start(), m.end(), _expand(atoms, seps), tok_form, positions, atoms, note))
+        tok = _token(m, form) if _free(m, taken) else None
+        if tok is not None:
+            out.append(tok)
     return out
+
+
+def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """"a)", "A and B)": looked for only before each closing parenthesis."""
+    out: list[LabelToken] = []
+    closed = {b - 1 for _, b in taken}
+    i = text.find(")", start, end)
+    while i != -1:
+        j = i
+        while j > start and i - j <= 5 and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
+            j -= 1
+        if 0 < i - j <= 4 and i not in closed and (j == start or not text[j - 1].isalnum()):
+            m = _HALF.search(text, max(start, i - 40), i + 1)
+            if m is not None and m.end() == i + 1 and _free(m, taken):
+                tok = _token(m, "half")
+                if tok is not None:
+                    out.append(tok)
+        i = text.find(")", i + 1, end)
+    return out
+
+
+def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
+             taken: list[tuple[int, int]]) -> list[LabelToken]:
+    out: list[LabelToken] = []
+    n = len(text)
+    for s in starts:
+        j = s
+        while j < n and text[j].isalnum():
+            j += 1
+        if j == s or j - s > 4:
+            continue  # labels are short: "A", "iv", "12"
+        m = pattern.match(text, s)
+        if m is not None and _free(m, taken):
+            tok = _token(m, form)
+            if tok is not None:
+                out.append(tok)
+    return out
+
+
+_CLAUSE_END = re.compile(r"[.;:!?]\s*")
 
 
 def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) -> list[LabelToken]:
@@ -180,17 +236,23 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     Bare letters are looked for only at ``sentence_starts``."""
     stop = len(text) if end is None else end
     masked = list(masked or [])
-    tokens = _scan(_PAREN_WORD, "paren", text, start, stop, masked)
+    sentence_starts = list(sentence_starts or [])
+    clause_starts = sorted(set(sentence_starts) | {m.end() for m in _CLAUSE_END.finditer(text, start, stop)}
+                           | {start})
+    low = text.lower()
+    tokens = _scan(_PAREN_WORD, "paren", text, start, stop, masked) \
+        if "(" in text and ("panel" in low or "image" in low) else []
     taken = masked + [(t.start, t.end) for t in tokens]
-    tokens += _scan(_PAREN, "paren", text, start, stop, taken)
-    taken = masked + [(t.start, t.end) for t in tokens]
-    words = _scan(_PANELWORD, "panel", text, start, stop, taken)
+    if "(" in text:
+        tokens += _scan(_PAREN, "paren", text, start, stop, taken)
+        taken = masked + [(t.start, t.end) for t in tokens]
+    words = _scan(_PANELWORD, "panel", text, start, stop, taken) if "anel" in text else []
     taken += [(t.start, t.end) for t in words]
-    half = _scan(_HALF, "half", text, start, stop, taken)
+    half = _scan_half(text, start, stop, taken)
     taken += [(t.start, t.end) for t in half]
-    punct = _scan(_PUNCT, "dot", text, start, stop, taken)
+    punct = _scan_at(_PUNCT, "dot", text, [c for c in clause_starts if c < stop], taken)
     taken += [(t.start, t.end) for t in punct]
-    bare = _bare_tokens(text, list(sentence_starts or []), taken)
+    bare = _bare_tokens(text, sentence_starts, taken)
     return sorted(tokens + words + half + punct + bare, key=lambda t: t.start)
 
 
@@ -268,6 +330,7 @@ def accepted_labels(tokens: list[LabelToken], max_gap: int = 2) -> set[str]:
     return keep
 
 
+@functools.lru_cache(maxsize=4096)
 def label_order(label: str) -> tuple[int, int]:
     """Sort key of a label: letters a…z, aa…, then romans, then numbers."""
     core = label.rstrip("'\u2032\u2019")

@@ -19,7 +19,8 @@ _D = f"[{_DASH}]"
 
 # "Figure", "Figs.", "FIG", "Fig", optionally qualified ("Supplementary", "Extended Data", "Appendix 1—").
 _KEYWORD = re.compile(
-    rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+data|source\s+data)\s+
+    rf"""(?=[saefi])  # cheap first-letter test: every keyword starts with one of these
+         (?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+data|source\s+data)\s+
              |appendix\s*(?P<app>\d+|[A-Z])\s*{_D}\s*
              |author\s+response\s+)?
          (?P<word>fig(?:ure)?s?(?![a-z])\.?|image(?=s?\s*\d))""",

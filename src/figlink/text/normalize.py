@@ -28,6 +28,7 @@ _RELATION = re.compile(rf"(?<![\w.]){_OPERAND}(?:\s*{_OPERATOR}+\s*{_OPERAND})+(
 _RELATIONAL = re.compile(r"[=<>\u2264\u2265\u2248\u2260]")
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_\x01])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")
 _OPEN, _CLOSE = "([{", ")]}"
+_BRACKET_CHAR = re.compile(r"[()\[\]{}]")
 _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
 _SPACE = re.compile(r"\s+")
 
@@ -50,35 +51,58 @@ def _replace_numbers(text: str) -> str:
 
 
 def _replace_equations(text: str) -> str:
-    text = _MATHML.sub(" \x02 ", text)
-    text = _TEX.sub("\x02", text)
-    return _RELATION.sub(lambda m: "\x02" if _RELATIONAL.search(m.group(0)) else m.group(0), text)
+    if "<" in text:
+        text = _MATHML.sub(" \x02 ", text)
+    if "$" in text or "\\" in text:
+        text = _TEX.sub("\x02", text)
+    # Look for inline relations only around their operators ("r2=0.72", "P < 0.01").
+    spans: list[tuple[int, int]] = []
+    for op in _RELATIONAL.finditer(text):
+        i = op.start()
+        if spans and i < spans[-1][1]:
+            continue
+        for m in _RELATION.finditer(text, max(0, i - 24), min(len(text), i + 40)):
+            if m.start() <= i < m.end():
+                if not spans or m.start() >= spans[-1][1]:
+                    spans.append((m.start(), m.end()))
+                break
+    if not spans:
+        return text
+    out, c = [], 0
+    for a, b in spans:
+        out.append(text[c:a])
+        out.append("\x02")
+        c = b
+    out.append(text[c:])
+    return "".join(out)
 
 
 def _replace_brackets(text: str) -> str:
     """Outermost balanced (), [] and {} spans → one placeholder each; unbalanced ones are left as they are."""
     out: list[str] = []
-    stack: list[tuple[str, int]] = []  # (closing char, index in out where the span started)
-    for ch in text:
+    stack: list[tuple[str, int]] = []  # (closing char, index in text where the outermost span opened)
+    keep_from = 0
+    for m in _BRACKET_CHAR.finditer(text):
+        ch, i = m.group(0), m.start()
         if ch in _OPEN:
-            stack.append((_CLOSE[_OPEN.index(ch)], len(out)))
-            out.append(ch)
-        elif ch in _CLOSE and stack and stack[-1][0] == ch:
+            stack.append((_CLOSE[_OPEN.index(ch)], i))
+        elif stack and stack[-1][0] == ch:
             _, at = stack.pop()
             if not stack:
-                del out[at:]
+                out.append(text[keep_from:at])
                 out.append("\x03")
-            else:
-                out.append(ch)
-        else:
-            out.append(ch)
+                keep_from = i + 1
+        elif stack:
+            stack.clear()  # a mismatched closer: give up on the open span, keep its text
+    out.append(text[keep_from:])
     return "".join(out)
 
 
 def _finish(text: str) -> str:
-    text = _SPACE.sub(" ", text).strip()
+    text = " ".join(text.split())
     for k, v in _SENTINELS.items():
-        text = text.replace(k, v)
+        if k in text:
+            text = text.replace(k, v)
     return text
 
 

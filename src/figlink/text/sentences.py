@@ -26,19 +26,21 @@ _END = re.compile(
     re.X,
 )
 _LABEL_BEFORE = re.compile(r"(?:^|[.;:!?]\s*|^\s+)[A-Z]$")
-_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+_DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
-    """True when the period at ``dot`` closes a known abbreviation or an initial ("J. Smith")."""
-    m = _WORD_BEFORE.search(text, max(0, dot - 12), dot)
-    if m is None:
+    """True when the period at ``dot`` closes a known abbreviation ("Fig.", "e.g.", "et al.")."""
+    j = dot
+    while j > 0 and dot - j < 12 and (text[j - 1].isalpha() or text[j - 1] == "."):
+        j -= 1
+    if j == dot:
         return False
-    word = m.group(1).lower().rstrip(".")
+    word = text[j:dot].lower().strip(".")
     if word in _ABBREVIATIONS:
         return True
     # "e.g." / "i.e." style: letters separated by periods.
-    return bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]", word))
+    return "." in word and _DOTTED.fullmatch(word) is not None
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:

@@ -27,8 +27,10 @@ _VERB = (r"(?:shows?|depicts?|displays?|represents?|illustrates?|indicates?|cont
          r"demonstrates?|is|are|was|were|corresponds?)")
 
 _PAREN = re.compile(rf"\(\s*(?:the\s+)?{_PHRASE}\s*(?P<note>[,;:*]\s*[^()]{{0,60}}?)?\s*\)", re.I)
-_OPEN = re.compile(rf"(?:(?:in|on|at)\s+)?(?:the\s+)?{_PHRASE}\s*(?:(?P<colon>[:,])|(?=\s+{_VERB}\b))", re.I)
-_REF = re.compile(rf"\b{_PHRASE}", re.I)
+_OPEN = re.compile(rf"(?<![\w-])(?:(?:in|on|at)\s+)?(?:the\s+)?{_PHRASE}\s*(?:(?P<colon>[:,])|(?=\s+{_VERB}\b))", re.I)
+_REF = re.compile(rf"(?<![\w-]){_PHRASE}", re.I)
+_LEAD = re.compile(r"(?:\b(?:in|on|at)\s+)?(?:\bthe\s+)?$", re.I)
+_ANY = re.compile(r"(?:top|bottom|upper|lower|middle|cent(?:er|re)|left|right|far|insets?|rows?|columns?)(?![a-z])")
 _CLAUSE_LEAD = re.compile(r"(?:^|[.;:!?]\s*|,\s*(?:and|while|whereas)?\s*|\b(?:and|while|whereas)\s+)$", re.I)
 
 _WORDS = {"upper": "top", "lower": "bottom", "center": "middle", "centre": "middle", "leftmost": "left",
@@ -75,20 +77,39 @@ def _at_clause_start(text: str, i: int, floor: int) -> bool:
     return bool(_CLAUSE_LEAD.search(text[max(floor, i - 12):i]))
 
 
+def _place_hits(text: str, start: int, stop: int) -> list[int]:
+    """Where a place word starts (matched on the lower-cased text, which is faster than ``re.I``)."""
+    low = text.lower()
+    return [m.start() for m in _ANY.finditer(low, start, stop)
+            if m.start() == 0 or not (low[m.start() - 1].isalnum() or low[m.start() - 1] in "_-")]
+
+
 def find_positions(text: str, start: int = 0, end: int | None = None) -> list[PositionToken]:
     """Spatial references in ``text[start:end]`` with their role, in order."""
     stop = len(text) if end is None else end
     out: list[PositionToken] = []
     taken: list[tuple[int, int]] = []
-    for m in _PAREN.finditer(text, start, stop):
-        body = m.group(0)
-        several = len(_REF.findall(body)) > 1
+    hits = _place_hits(text, start, stop)
+    if not hits:
+        return out
+
+    def free(m: re.Match[str]) -> bool:
+        return not any(a < m.end() and m.start() < b for a, b in taken)
+
+    for k in hits:
+        p = text.rfind("(", max(start, k - 8), k)
+        m = _PAREN.match(text, p, stop) if p != -1 else None
+        if m is None or not free(m):
+            continue
+        several = len(_REF.findall(m.group(0))) > 1
         pos = normalize_position(m.group("place") + " " + (m.group("noun") or ""))
         if pos:
             out.append(PositionToken(m.start(), m.end(), pos, "ref" if several else "trail"))
             taken.append((m.start(), m.end()))
-    for m in _OPEN.finditer(text, start, stop):
-        if any(a < m.end() and m.start() < b for a, b in taken):
+    for k in hits:
+        lead = _LEAD.search(text, max(start, k - 12), k)
+        m = _OPEN.match(text, lead.start() if lead else k, stop)
+        if m is None or not free(m):
             continue
         colon = m.group("colon")
         noun = m.group("noun")
@@ -101,14 +122,16 @@ def find_positions(text: str, start: int = 0, end: int | None = None) -> list[Po
         if pos:
             out.append(PositionToken(m.start(), m.end(), pos, "open"))
             taken.append((m.start(), m.end()))
-    for m in _REF.finditer(text, start, stop):
-        if any(a < m.end() and m.start() < b for a, b in taken) or not m.group("noun"):
+    for k in hits:
+        m = _REF.match(text, k, stop)
+        if m is None or not free(m) or not m.group("noun"):
             continue
         if m.group("noun").lower().startswith(("side", "half", "halves")) and "of" not in m.group(0):
             continue
         pos = normalize_position(m.group("place") + " " + m.group("noun"))
         if pos:
             out.append(PositionToken(m.start(), m.end(), pos, "ref"))
+            taken.append((m.start(), m.end()))
     return sorted(out, key=lambda t: t.start)
 
 

@@ -30,8 +30,11 @@ from figlink.text.spatial import PositionToken, find_positions
 _DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
 _JOIN = re.compile(rf"\s*(?:,\s*)?(?P<sep>and|&|or|to|through|[{_DASH}]|,)?\s*$", re.I)
 _REF_WORDS = frozenset("in of as see than to with vs versus like panel panels between for".split())
-_LEAD_TRIM = re.compile(rf"^[{_DASH}\s,;:.)\]]+")
-_TAIL_TRIM = re.compile(r"(?:[\s,;:(\[]|\b(?:and|or)\b)+$", re.I)
+_LEAD_CHARS = frozenset(_DASH + " \t\n\r\u00a0,;:.)]")
+_TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
+_PREV_WORD = re.compile(r"([A-Za-z]+)\W*$")
+_SENTENCE_BREAK = re.compile(r"[.!?;]\s")
+_IMAGE_NUMBER = re.compile(r"images?\s*\d")
 _MERGEABLE = frozenset({"paren", "half", "panel"})
 _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
 
@@ -128,7 +131,7 @@ def _prev_char(text: str, i: int, floor: int) -> tuple[str, int]:
 
 
 def _prev_word(text: str, i: int) -> str:
-    m = re.search(r"([A-Za-z]+)\W*$", text[max(0, i - 20):i])
+    m = _PREV_WORD.search(text[max(0, i - 20):i])
     return m.group(1).lower() if m else ""
 
 
@@ -140,7 +143,7 @@ def _next_char(text: str, i: int) -> str:
 
 
 def _same_sentence(text: str, a: int, b: int) -> bool:
-    return not re.search(r"[.!?;]\s", text[a:b])
+    return _SENTENCE_BREAK.search(text, a, b) is None
 
 
 def _assign_roles(text: str, body: int, tokens: list[_Tok], sent_starts: set[int]) -> None:
@@ -275,16 +278,20 @@ def _tail(ctx: _Ctx, free: list[tuple[int, int, tuple[str, ...]]], labels: tuple
 
 
 def _clean(text: str, a: int, b: int) -> tuple[int, int]:
-    seg = text[a:b]
-    m = _LEAD_TRIM.match(seg)
-    if m:
-        a += m.end()
-        seg = text[a:b]
-    m = _TAIL_TRIM.search(seg)
-    if m:
-        b -= len(seg) - m.start()
+    """Trim a span: spaces and leading punctuation; trailing separators and a dangling "and"/"or"."""
+    while a < b and text[a] in _LEAD_CHARS:
+        a += 1
+    while b > a:
+        if text[b - 1] in _TAIL_CHARS:
+            b -= 1
+        elif text[b - 4:b].lower() == " and" or (b - a == 3 and text[a:b].lower() == "and"):
+            b -= 3
+        elif text[b - 3:b].lower() == " or" or (b - a == 2 and text[a:b].lower() == "or"):
+            b -= 2
+        else:
+            break
     # Keep a closing bracket that balances an opening one inside the span.
-    while b < len(text) and text[a:b].count("(") > text[a:b].count(")") and text[b:b + 1] == ")":
+    while b < len(text) and text[b] == ")" and text.count("(", a, b) > text.count(")", a, b):
         b += 1
     return a, b
 
@@ -361,7 +368,9 @@ def _opens_clause(text: str, i: int, body: int, sent_starts: set[int]) -> bool:
 
 
 def _label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> list[_Tok]:
-    masked = [(m.start, m.end) for m in find_mentions(text) if m.end > body]
+    low = text.lower()
+    maybe = "fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)
+    masked = [(m.start, m.end) for m in find_mentions(text) if m.end > body] if maybe else []
     starts = [s for s, _ in sents]
     raw = raw_label_tokens(text, body, None, masked, starts)
     raw = [t for t in raw if t.form not in ("dot", "colon") or _opens_clause(text, t.start, body, set(starts))]
