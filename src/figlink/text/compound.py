@@ -1,7 +1,8 @@
 """Compound-figure cues read from the caption: is the figure compound, and how many panels to expect.
 
 SciCap drops compound figures with a detector plus caption rules; the caption rules used here are:
-subfigure labels (two or more, or ranges), spatial parts (two or more distinct positions), and words that
+subfigure labels (two or more, or ranges), spatial parts (two or more distinct panel-like positions, see
+``figlink.text.spatial.panel_positions``), and words that
 only compound figures use ("subfigures", "panels", "insets", "top row", "left column"). The expected count
 fills gaps in a letter sequence ("(a)…(c), (e)" → 5) and is ``None`` when the caption says the figure is
 compound but not how many panels it has.
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 
 from figlink.model import CaptionSplit
 from figlink.text.labels import label_order
+from figlink.text.spatial import find_positions, panel_positions
 
 _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii", "xiii", "xiv", "xv")
 _CUE_WORDS = re.compile(
@@ -63,7 +65,7 @@ def compound_cues(caption: str, split: CaptionSplit) -> CompoundCues:
     positions = sorted({p for s in split.subcaptions for p in s.positions})
     cues = sorted({m.group(0).lower() for m in _CUE_WORDS.finditer(caption)})
     n_labels = _label_count(labels)
-    n_positions = len({p for s in split.subcaptions if not s.labels for p in s.positions})
+    n_positions = len(panel_positions(find_positions(caption))) if positions else 0
     count = max(n_labels, n_positions)
     compound = count >= 2 or bool(cues)
     expected = count if count >= 2 else (None if compound else 1)

@@ -209,7 +209,7 @@ def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
     return out
 
 
-_CLAUSE_END = re.compile(r"[.;:!?]\s*")
+_CLAUSE_END = re.compile(r"(?:^|[.;:!?]\s*)[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)|[;,]\s*(?:and|or)\s+|[.;:!?]\s*")
 
 
 def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) -> list[LabelToken]:

@@ -27,7 +27,7 @@ _VERB = (r"(?:shows?|depicts?|displays?|represents?|illustrates?|indicates?|cont
          r"demonstrates?|is|are|was|were|corresponds?)")
 
 _PAREN = re.compile(rf"\(\s*(?:the\s+)?{_PHRASE}\s*(?P<note>[,;:*]\s*[^()]{{0,60}}?)?\s*\)", re.I)
-_OPEN = re.compile(rf"(?<![\w-])(?:(?:in|on|at)\s+)?(?:the\s+)?{_PHRASE}\s*(?:(?P<colon>[:,])|(?=\s+{_VERB}\b))", re.I)
+_OPEN = re.compile(rf"(?<![\w-])(?P<at>(?:in|on|at)\s+)?(?:the\s+)?{_PHRASE}\s*(?:(?P<colon>[:,])|(?=\s+{_VERB}\b))", re.I)
 _REF = re.compile(rf"(?<![\w-]){_PHRASE}", re.I)
 _LEAD = re.compile(r"(?:\b(?:in|on|at)\s+)?(?:\bthe\s+)?$", re.I)
 _ANY = re.compile(r"(?:top|bottom|upper|lower|middle|cent(?:er|re)|left|right|far|insets?|rows?|columns?)(?![a-z])")
@@ -47,6 +47,7 @@ class PositionToken:
     end: int
     position: str
     role: str
+    noun: str = ""  # the word after the place ("panel", "row", "part"), lower case
 
 
 def normalize_position(phrase: str) -> str:
@@ -103,8 +104,11 @@ def find_positions(text: str, start: int = 0, end: int | None = None) -> list[Po
             continue
         several = len(_REF.findall(m.group(0))) > 1
         pos = normalize_position(m.group("place") + " " + (m.group("noun") or ""))
+        nxt = text[m.end():m.end() + 2].strip()[:1]
+        opens = _at_clause_start(text, m.start(), start) and nxt != "" and nxt not in ".,;:)"
         if pos:
-            out.append(PositionToken(m.start(), m.end(), pos, "ref" if several else "trail"))
+            role = "ref" if several else ("open" if opens else "trail")
+            out.append(PositionToken(m.start(), m.end(), pos, role, (m.group("noun") or "").lower()))
             taken.append((m.start(), m.end()))
     for k in hits:
         lead = _LEAD.search(text, max(start, k - 12), k)
@@ -113,14 +117,15 @@ def find_positions(text: str, start: int = 0, end: int | None = None) -> list[Po
             continue
         colon = m.group("colon")
         noun = m.group("noun")
-        # "Left:" needs no noun; "The left panel shows" does; ", " after a bare word is too weak.
-        if not noun and colon != ":":
+        # "Left:" needs no noun, nor does "At left is …"; "The left panel shows" does; ", " after a bare
+        # word is too weak.
+        if not noun and colon != ":" and not (m.group("at") and not colon):
             continue
         if not _at_clause_start(text, m.start(), start):
             continue
         pos = normalize_position(m.group("place") + " " + (noun or ""))
         if pos:
-            out.append(PositionToken(m.start(), m.end(), pos, "open"))
+            out.append(PositionToken(m.start(), m.end(), pos, "open", (noun or "").lower()))
             taken.append((m.start(), m.end()))
     for k in hits:
         m = _REF.match(text, k, stop)
@@ -130,9 +135,31 @@ def find_positions(text: str, start: int = 0, end: int | None = None) -> list[Po
             continue
         pos = normalize_position(m.group("place") + " " + m.group("noun"))
         if pos:
-            out.append(PositionToken(m.start(), m.end(), pos, "ref"))
+            out.append(PositionToken(m.start(), m.end(), pos, "ref", m.group("noun").lower()))
             taken.append((m.start(), m.end()))
     return sorted(out, key=lambda t: t.start)
 
 
-__all__ = ["PositionToken", "normalize_position", "find_positions"]
+_PANEL_NOUN = re.compile(r"^(?:panels?|images?|graphs?|plots?|pictures?|micrographs?|photo(?:graph)?s?|rows?|columns?|"
+                         r"insets?|blots?|charts?|maps?)$")
+_OPPOSITE = ({"left", "right"}, {"top", "bottom"})
+
+
+def panel_positions(tokens: list[PositionToken]) -> list[str]:
+    """Positions that name parts of a compound figure rather than places inside one image.
+
+    A position counts when it opens text ("Top: …", "(left) …"), names a panel-like thing ("top panel",
+    "second row", "inset"), or is one of an opposite pair written without a noun ("(left)" … "(right)").
+    "(bottom left)" alone, or "(center)" with "(bottom right)" in one matrix, do not count.
+    """
+    out: list[str] = []
+    bare = {t.position for t in tokens if t.role in ("trail", "ref") and not t.noun}
+    for t in tokens:
+        panel_like = t.role == "open" or bool(_PANEL_NOUN.match(t.noun)) or t.position == "inset" \
+            or (not t.noun and any(t.position in pair and pair <= bare for pair in _OPPOSITE))
+        if panel_like and t.position not in out:
+            out.append(t.position)
+    return out
+
+
+__all__ = ["PositionToken", "normalize_position", "find_positions", "panel_positions"]

@@ -32,6 +32,7 @@ _JOIN = re.compile(rf"\s*(?:,\s*)?(?P<sep>and|&|or|to|through|[{_DASH}]|,)?\s*$"
 _REF_WORDS = frozenset("in of as see than to with vs versus like panel panels between for".split())
 _LEAD_CHARS = frozenset(_DASH + " \t\n\r\u00a0,;:.)]")
 _TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
+_HEADING = re.compile(r"(?:(?<=[;,])\s*(?:and|or)|\b[A-Z][a-z]+)\s+$")
 _PREV_WORD = re.compile(r"([A-Za-z]+)\W*$")
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s")
 _IMAGE_NUMBER = re.compile(r"images?\s*\d")
@@ -44,7 +45,7 @@ _GENERIC_START = re.compile(
         data\s+(?:are|were|is|represent|shown|presented)|values\s+(?:are|were|represent)|
         results\s+(?:are|were|represent)|error\s+bars|all\b|each\b|both\b|abbreviations?|n\s*=|
         p\s*[<=>\u2264]|arrows?\b|arrowheads?\b|asterisks?\b|sections\s+shown|photographs?\b|pictures\b|
-        details?\b|see\b|statistical|h\s*&\s*e\s+stain|ha?ematoxylin|the\s+(?:images|panels|photographs|pictures|
+        details?\b|see\b|doi\b|statistical|h\s*&\s*e\s+stain|ha?ematoxylin|the\s+(?:images|panels|photographs|pictures|
         micrographs|graphs|data|results|experiments?)\b|images\s+(?:are|were)|experiments\s+were)""",
     re.I | re.X,
 )
@@ -76,6 +77,7 @@ class _Piece:
     labels: tuple[str, ...]  # () = shared
     positions: tuple[str, ...] = ()
     hole_start: int | None = None  # where a positional piece's cue starts ("Left:"), cut from shared text
+    hole_end: int | None = None  # where a closing cue ends ("… (top panel)"), cut from shared text
 
 
 @dataclass
@@ -157,6 +159,7 @@ def _assign_roles(text: str, body: int, tokens: list[_Tok], sent_starts: set[int
     opened: set[str] = set()
     order_all = sorted({lab for t in tokens for lab in t.labels}, key=label_order)
     current: set[str] = set()
+    parent: set[str] = set()  # the last opener that was not a sub-label of the one before
     last: _Tok | None = None
     for k, t in enumerate(tokens):
         prev, pj = _prev_char(text, t.start, body)
@@ -168,10 +171,11 @@ def _assign_roles(text: str, body: int, tokens: list[_Tok], sent_starts: set[int
         labels = set(t.labels)
         pending = [lab for lab in order_all if lab not in opened]
         fresh = t.labels[0] not in opened and not labels & current
-        sub = bool(current) and labels < current
+        sub = (bool(current) and labels < current) or (bool(parent) and labels < parent)
         may_trail = fresh or sub or not current
         if forms & {"dot", "colon", "bare"}:
-            role = "open" if t.at_start else "ref"
+            role = "open"  # kept only where a clause opens (see _label_tokens)
+            t.at_start = True
         elif "panel" in forms and forms <= {"panel"}:
             role = "open" if t.at_start and (content or nxt == ":") else "ref"
         elif t.at_start:
@@ -183,6 +187,9 @@ def _assign_roles(text: str, body: int, tokens: list[_Tok], sent_starts: set[int
             run = [u for u in tokens[k + 1:] if _same_sentence(text, t.end, u.start)]
             if before is not None and before.role == "trail":
                 role = "trail" if may_trail else "ref"
+            elif before is not None and before.role == "open" and sub \
+                    and (not run or _next_char(text, run[-1].end) not in ".,;:)]"):
+                role = "open"  # "(A)–(C) EM images of (A) MTs alone, (B) kinesin-1-MTs, and (C) …"
             elif run:
                 end_char = _next_char(text, run[-1].end)
                 trailing_style = not end_char or end_char in ".,;:)]"
@@ -198,6 +205,8 @@ def _assign_roles(text: str, body: int, tokens: list[_Tok], sent_starts: set[int
         last = t
         if role == "open":
             opened.update(t.labels)
+            if not (parent and labels < parent) or t.at_start:
+                parent = set(labels)
             current = set(t.labels)
         elif role == "trail":
             opened.update(t.labels)
@@ -211,9 +220,8 @@ def _is_generic(sentence: str) -> bool:
 
 def _segment(ctx: _Ctx, body: int) -> None:
     """Cut the caption into pieces, sentence by sentence (see the module docstring, step 3)."""
-    text = ctx.text
     group: tuple[str, ...] = ()  # labels that unlabeled text continues to describe
-    opener_group: tuple[str, ...] = ()
+    opener_group: tuple[str, ...] = ()  # the last opener that was not a sub-label of the one before
     free: list[tuple[int, int, tuple[str, ...]]] = []  # sentences without anchors, after the last anchor
     last_anchor_sentence: list[_Tok] = []
     for s, e in ctx.sents:
@@ -234,21 +242,39 @@ def _segment(ctx: _Ctx, body: int) -> None:
         free = []
         c = s
         last_labels = group
+        sub_only = True  # every anchor of the sentence refines the enclosing group
+        sub_openers = False
+        trailer_sets: set[tuple[str, ...]] = set()
         for t in anchors:
+            labels = tuple(t.labels)
+            is_sub = bool(opener_group) and set(labels) < set(opener_group) and t.start >= s
             if t.role == "open":
                 if t.start > c:
                     ctx.pieces.append(_Piece(c, t.start, group))
-                group = opener_group = tuple(t.labels)
-                last_labels = group
+                if not is_sub or t.at_start:
+                    opener_group = labels
+                    sub_only = False
+                else:
+                    sub_openers = True
+                group = labels
             else:
                 if t.start > c:
-                    ctx.pieces.append(_Piece(c, t.start, tuple(t.labels)))
-                last_labels = tuple(t.labels)
-                if not (opener_group and set(t.labels) < set(opener_group)):
-                    group = last_labels
+                    ctx.pieces.append(_Piece(c, t.start, labels))
+                if not is_sub:
+                    group = labels
+                    sub_only = False
+                    trailer_sets.add(labels)
+            last_labels = labels
             c = t.end
         if c < e:
-            ctx.pieces.append(_Piece(c, e, last_labels if anchors[-1].role == "trail" else group))
+            tail_labels = last_labels if anchors[-1].role == "trail" else group
+            if anchors[-1].role == "trail" and set(last_labels) < set(opener_group):
+                tail_labels = opener_group  # "…wild-type (A), unc-116 (B), and … dendrite." → the group
+            ctx.pieces.append(_Piece(c, e, tail_labels))
+        if (sub_only or sub_openers) and opener_group:
+            group = opener_group  # sub-labels describe their sentence only
+        elif len(trailer_sets) >= 2 and not opener_group:
+            group = ()  # "X (A–D) and Y (E). Common text." enumerates; what follows is shared
         last_anchor_sentence = anchors
     _tail(ctx, free, group, _list_style(ctx, last_anchor_sentence))
 
@@ -305,19 +331,41 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
             nxt = inside[k + 1].start if k + 1 < len(inside) else p.end
             if t.role == "open":
                 a, b = t.end, nxt
-                colon = ctx.text[t.end - 1:t.end] in ":,"
+                colon = ctx.text[t.end - 1:t.end] in ":,)"
                 if not colon:
                     a = t.start
                     sent_end = next((e for s, e in ctx.sents if s <= t.start < e), p.end)
                     b = min(b, sent_end)
+                elif k + 1 == len(inside):
+                    b = _before_generic(ctx, a, b)
             else:
                 floor = inside[k - 1].end if k else p.start
                 sent_start = next((s for s, e in ctx.sents if s <= t.start < e), p.start)
                 semi = ctx.text.rfind(";", floor, t.start)
                 a, b = max(floor, sent_start, semi + 1), t.start
             if b > a and ctx.text[a:b].strip(" ,;:."):
-                out.append(_Piece(a, b, p.labels, (t.position,), min(a, t.start)))
+                out.append(_Piece(a, b, p.labels, (t.position,), min(a, t.start), max(b, t.end)))
     return out
+
+
+def _merge_pieces(text: str, pieces: list[_Piece]) -> list[_Piece]:
+    """Join neighbouring pieces about the same labels (only spaces between them)."""
+    out: list[_Piece] = []
+    for p in sorted(pieces, key=lambda x: x.start):
+        if out and out[-1].labels == p.labels and not text[out[-1].end:p.start].strip():
+            out[-1] = _Piece(out[-1].start, max(out[-1].end, p.end), p.labels)
+        else:
+            out.append(p)
+    return out
+
+
+def _before_generic(ctx: _Ctx, a: int, b: int) -> int:
+    """End of the text from ``a`` to ``b`` before its first figure-wide note (after its first sentence)."""
+    sents = [(s, e) for s, e in ctx.sents if a <= s < b]
+    for s, e in sents:
+        if s > a and _is_generic(ctx.text[s:e]):
+            return s
+    return b
 
 
 def _carve(pieces: list[_Piece], holes: list[_Piece]) -> list[_Piece]:
@@ -327,7 +375,7 @@ def _carve(pieces: list[_Piece], holes: list[_Piece]) -> list[_Piece]:
         if p.labels:
             out.append(p)
             continue
-        cuts = sorted((h.start if h.hole_start is None else h.hole_start, h.end)
+        cuts = sorted((h.start if h.hole_start is None else h.hole_start, h.end if h.hole_end is None else h.hole_end)
                       for h in holes if not h.labels and h.start < p.end and p.start < h.end)
         c = p.start
         for a, b in cuts:
@@ -363,8 +411,14 @@ def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
 
 
 def _opens_clause(text: str, i: int, body: int, sent_starts: set[int]) -> bool:
-    prev, _ = _prev_char(text, i, body)
-    return not prev or i in sent_starts or prev in ".!?;:"
+    """Where a dot/colon label may stand: a sentence or clause start, after "; and", or after a one-word
+    heading opening the sentence ("Genotypes A: …")."""
+    prev, j = _prev_char(text, i, body)
+    if not prev or i in sent_starts or prev in ".!?;:":
+        return True
+    m = _HEADING.search(text, max(body, i - 30), i)
+    return m is not None and (m.start() == body or m.start() in sent_starts
+                              or _prev_char(text, m.start(), body)[0] in ".!?;:,")
 
 
 def _label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> list[_Tok]:
@@ -404,6 +458,7 @@ def split_caption(caption: str) -> CaptionSplit:
     _assign_roles(text, body, tokens, {s for s, _ in sents})
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx, body)
+    ctx.pieces = _merge_pieces(text, ctx.pieces)
     positions = find_positions(text, body)
     extra = _positional(ctx, positions)
     pieces = _carve(ctx.pieces, extra) + extra
