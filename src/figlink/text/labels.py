@@ -37,7 +37,7 @@ _PAREN = re.compile(rf"\(\s*(?:panels?\s+)?(?P<list>{_LIST})\s*(?P<note>[,;:]\s*
 # (image C) (PSA; image C) (panels A and B)
 _PAREN_WORD = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*)?(?:panels?|images?)\s+(?P<list>{_LIST})\s*\)", re.I)
 # a) A) A and B) — closing parenthesis only, not preceded by a word character or "(".
-_HALF = re.compile(rf"(?<![\w(\[/\-'])(?P<list>{_LIST})\)")
+_HALF = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)")
 # A. a. A: A and C: A, — only where a sentence or clause opens (checked by the caller).
 _PUNCT = re.compile(rf"(?<![\w'])(?P<list>{_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])")
 # Bare: "a *10 magnification", "A Representative" — a single letter opening a sentence.
@@ -143,7 +143,7 @@ def _token(m: re.Match[str], form: str) -> LabelToken | None:
         return None
     atoms, seps, positions = parsed
     note = bool(m.groupdict().get("note"))
-    if not _valid_atoms(atoms) and form == "paren":
+    if not _valid_atoms(atoms) and form in ("paren", "panelparen"):
         # "(E, red, 200*)": labels first, then a note after a comma.
         k = next(i for i in range(len(atoms)) if not _valid_atoms([atoms[i]]))
         if k == 0 or seps[k - 1] not in (",", ";"):
@@ -240,7 +240,7 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     clause_starts = sorted(set(sentence_starts) | {m.end() for m in _CLAUSE_END.finditer(text, start, stop)}
                            | {start})
     low = text.lower()
-    tokens = _scan(_PAREN_WORD, "paren", text, start, stop, masked) \
+    tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, masked) \
         if "(" in text and ("panel" in low or "image" in low) else []
     taken = masked + [(t.start, t.end) for t in tokens]
     if "(" in text:
@@ -270,7 +270,7 @@ def accepted_labels(tokens: list[LabelToken], max_gap: int = 2) -> set[str]:
 
     Letters are kept from the smallest one (which must be among a–c) while consecutive letters differ by
     at most ``max_gap``; multi-letter romans (ii, iv) switch i, v and x to roman numerals unless the
-    letters already run past h; numbers count only when no letters are found.
+    letters already run past h; numbers count only when no letters are found and 1 and 2 are there.
     """
     letters: set[int] = set()
     romans: set[str] = set()
@@ -318,7 +318,7 @@ def accepted_labels(tokens: list[LabelToken], max_gap: int = 2) -> set[str]:
                     break
                 keep.add(_ROMAN[n - 1])
                 prev = n
-    if not chain and numbers:
+    if not chain and {1, 2} <= numbers:
         ordered_n = sorted(numbers)
         if ordered_n[0] <= 2:
             prev = ordered_n[0]

@@ -29,6 +29,12 @@ from figlink.text.spatial import PositionToken, find_positions
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
 _JOIN = re.compile(rf"\s*(?:,\s*)?(?P<sep>and|&|or|to|through|[{_DASH}]|,)?\s*$", re.I)
+_FUNCTION_WORDS = frozenset(
+    "of in from for with and or the a an to on at by between into onto over under than that which where whereas "
+    "while but".split())
+_CLAUSE_WORDS = frozenset("and or in with to vs versus at on from for of but whereas while compared".split())
+_CLAUSE_BREAK = re.compile(r"[,;]\s+|\b(?:whereas|while)\s+")
+_NEXT_WORD = re.compile(r"\s*([A-Za-z]+)")
 _REF_WORDS = frozenset("in of as see than to with vs versus like panel panels between for".split())
 _LEAD_CHARS = frozenset(_DASH + " \t\n\r\u00a0,;:.)]")
 _TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
@@ -36,12 +42,12 @@ _HEADING = re.compile(r"(?:(?<=[;,])\s*(?:and|or)|\b[A-Z][a-z]+)\s+$")
 _PREV_WORD = re.compile(r"([A-Za-z]+)\W*$")
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s")
 _IMAGE_NUMBER = re.compile(r"images?\s*\d")
-_MERGEABLE = frozenset({"paren", "half", "panel"})
+_MERGEABLE = frozenset({"paren", "half", "panel", "panelparen"})
 _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
 
 # A sentence that reads like a note about the whole figure.
 _GENERIC_START = re.compile(
-    r"""^\W*(?:scale\s*bars?|bars?\s*(?:[,:=]|represents?|indicates?|are|is)|(?:original\s+)?magnifications?\b|
+    r"""^\W*(?:the\s+)?(?:scale\s*bars?|bars?\s*(?:[,:=]|represents?|indicates?|are|is)|(?:original\s+)?magnifications?\b|
         data\s+(?:are|were|is|represent|shown|presented)|values\s+(?:are|were|represent)|
         results\s+(?:are|were|represent)|error\s+bars|all\b|each\b|both\b|abbreviations?|n\s*=|
         p\s*[<=>\u2264]|arrows?\b|arrowheads?\b|asterisks?\b|sections\s+shown|photographs?\b|pictures\b|
@@ -178,29 +184,19 @@ def _assign_roles(text: str, body: int, tokens: list[_Tok], sent_starts: set[int
             t.at_start = True
         elif "panel" in forms and forms <= {"panel"}:
             role = "open" if t.at_start and (content or nxt == ":") else "ref"
+        elif forms == {"panelparen"} and current:
+            role = "ref"  # "(panel B)" inside a group's text points at a panel; it does not split
         elif t.at_start:
             role = "open" if content else "ref"
         elif not content:
-            role = "trail" if may_trail else "ref"
-        else:
             before = last if last is not None and _same_sentence(text, last.end, t.start) else None
-            run = [u for u in tokens[k + 1:] if _same_sentence(text, t.end, u.start)]
-            if before is not None and before.role == "trail":
-                role = "trail" if may_trail else "ref"
-            elif before is not None and before.role == "open" and sub \
-                    and (not run or _next_char(text, run[-1].end) not in ".,;:)]"):
-                role = "open"  # "(A)–(C) EM images of (A) MTs alone, (B) kinesin-1-MTs, and (C) …"
-            elif run:
-                end_char = _next_char(text, run[-1].end)
-                trailing_style = not end_char or end_char in ".,;:)]"
-                role = ("trail" if may_trail else "ref") if trailing_style else ("open" if fresh else "ref")
-            elif prev == "," and fresh:
-                role = "open"
-            elif fresh and pending and t.labels[0] == pending[0] \
-                    and _prev_word(text, t.start) not in _REF_WORDS:
-                role = "open"
+            if before is not None and before.role == "open" and not before.at_start and not fresh \
+                    and not labels < set(before.labels):
+                role = "ref"  # "note that (I) is a magnified view of … (H)."
             else:
-                role = "ref"
+                role = "trail" if may_trail else "ref"
+        else:
+            role = _inline_role(text, t, tokens[k + 1:], last, fresh, sub, may_trail, prev)
         t.role = role
         last = t
         if role == "open":
@@ -210,6 +206,34 @@ def _assign_roles(text: str, body: int, tokens: list[_Tok], sent_starts: set[int
             current = set(t.labels)
         elif role == "trail":
             opened.update(t.labels)
+
+
+def _inline_role(text: str, t: _Tok, rest: list[_Tok], last: _Tok | None, fresh: bool, sub: bool,
+                 may_trail: bool, prev: str) -> str:
+    """Role of a label inside a sentence and followed by words.
+
+    Followed by a conjunction or preposition it closes the clause before it ("…wild-type (A) and unc-116
+    (B) adults…", "…GOLPH2 (D) in comparison…"); after a function word it opens ("…from (A) KEGG
+    network", "…images of (A) MTs alone"); before a capitalized word it opens, as in a run of openers
+    ("(A) Bone marrow (B) Liver (C) Lung").
+    """
+    before = last if last is not None and _same_sentence(text, last.end, t.start) else None
+    if before is not None and before.role == "trail":
+        return "trail" if may_trail else "ref"
+    after = _NEXT_WORD.match(text, t.end)
+    nxt_word = after.group(1).lower() if after else ""
+    if nxt_word in _CLAUSE_WORDS:
+        return "trail" if may_trail else "ref"
+    if not (fresh or sub):
+        return "ref"
+    if _prev_word(text, t.start) in _FUNCTION_WORDS:
+        return "open"
+    nxt = _next_char(text, t.end)
+    if nxt.isupper() or nxt.isdigit():
+        return "open"
+    if prev == "," and (fresh or sub) and (before is None or before.role == "open"):
+        return "open"
+    return "trail" if may_trail else "ref"
 
 
 def _is_generic(sentence: str) -> bool:
@@ -245,12 +269,16 @@ def _segment(ctx: _Ctx, body: int) -> None:
         sub_only = True  # every anchor of the sentence refines the enclosing group
         sub_openers = False
         trailer_sets: set[tuple[str, ...]] = set()
+        prev_anchor: _Tok | None = None
         for t in anchors:
             labels = tuple(t.labels)
             is_sub = bool(opener_group) and set(labels) < set(opener_group) and t.start >= s
             if t.role == "open":
                 if t.start > c:
-                    ctx.pieces.append(_Piece(c, t.start, group))
+                    head = group
+                    if t is anchors[0] and not t.at_start and not is_sub and _next_char(ctx.text, t.end).islower():
+                        head = labels  # "The case depicted in (E) and (F) has …": the sentence is theirs
+                    ctx.pieces.append(_Piece(c, t.start, head))
                 if not is_sub or t.at_start:
                     opener_group = labels
                     sub_only = False
@@ -258,6 +286,11 @@ def _segment(ctx: _Ctx, body: int) -> None:
                     sub_openers = True
                 group = labels
             else:
+                if prev_anchor is not None and prev_anchor.role == "open" and not is_sub:
+                    cut = _clause_start(ctx.text, c, t.start)  # "(C) X, whereas Y (D) …": D claims Y only
+                    if cut > c:
+                        ctx.pieces.append(_Piece(c, cut, group))
+                        c = cut
                 if t.start > c:
                     ctx.pieces.append(_Piece(c, t.start, labels))
                 if not is_sub:
@@ -265,6 +298,7 @@ def _segment(ctx: _Ctx, body: int) -> None:
                     sub_only = False
                     trailer_sets.add(labels)
             last_labels = labels
+            prev_anchor = t
             c = t.end
         if c < e:
             tail_labels = last_labels if anchors[-1].role == "trail" else group
@@ -277,6 +311,14 @@ def _segment(ctx: _Ctx, body: int) -> None:
             group = ()  # "X (A–D) and Y (E). Common text." enumerates; what follows is shared
         last_anchor_sentence = anchors
     _tail(ctx, free, group, _list_style(ctx, last_anchor_sentence))
+
+
+def _clause_start(text: str, a: int, b: int) -> int:
+    """Start of the last clause of ``text[a:b]`` (after a comma, semicolon, "whereas" or "while")."""
+    best = a
+    for m in _CLAUSE_BREAK.finditer(text, a, b):
+        best = m.end()
+    return best
 
 
 def _list_style(ctx: _Ctx, anchors: list[_Tok]) -> bool:
@@ -421,13 +463,43 @@ def _opens_clause(text: str, i: int, body: int, sent_starts: set[int]) -> bool:
                               or _prev_char(text, m.start(), body)[0] in ".!?;:,")
 
 
+def _case_of(t: LabelToken) -> str:
+    letters = [a for a in t.raw if a[:1].isalpha() and len(a.rstrip("'\u2032\u2019")) == 1]
+    if not letters:
+        return ""
+    if all(a.isupper() for a in letters):
+        return "upper"
+    return "lower" if all(a.islower() for a in letters) else ""
+
+
+def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
+    """Drop letter labels written in the minority case: a caption labels its panels in one case, so with
+    "(A)", "(B)" the "(i)" and "(c)" of "dense arbor (i) … output arbor (c)" name something else."""
+    counts = {"upper": 0, "lower": 0}
+    for t in tokens:
+        case = _case_of(t)
+        if case:
+            counts[case] += 1
+    if min(counts.values()) == 0 or max(counts.values()) < 2:
+        return tokens
+    if counts["upper"] == counts["lower"]:
+        first = next(_case_of(t) for t in tokens if _case_of(t))  # a tie: the first label sets the style
+        minority = "lower" if first == "upper" else "upper"
+    else:
+        minority = "upper" if counts["upper"] < counts["lower"] else "lower"
+    return [t for t in tokens if _case_of(t) != minority]
+
+
 def _label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> list[_Tok]:
     low = text.lower()
     maybe = "fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)
     masked = [(m.start, m.end) for m in find_mentions(text) if m.end > body] if maybe else []
     starts = [s for s, _ in sents]
     raw = raw_label_tokens(text, body, None, masked, starts)
-    raw = [t for t in raw if t.form not in ("dot", "colon") or _opens_clause(text, t.start, body, set(starts))]
+    start_set = set(starts)
+    raw = [t for t in raw if not (t.form in ("dot", "colon") or any(a.isdigit() for a in t.raw))
+           or _opens_clause(text, t.start, body, start_set)]
+    raw = _one_case(raw)
     bare = [t for t in raw if t.form == "bare"]
     bare_letters = {t.labels[0] for t in bare}
     if not {"a", "b"} <= bare_letters:
