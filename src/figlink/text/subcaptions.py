@@ -18,6 +18,7 @@ A *subcaption* is the text that describes some panels but not all of them; text 
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -92,6 +93,24 @@ class _Ctx:
     sents: list[tuple[int, int]]
     tokens: list[_Tok]
     pieces: list[_Piece] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+
+    sent_starts: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.starts = [t.start for t in self.tokens]
+        self.sent_starts = [s for s, _ in self.sents]
+
+    def sentence_at(self, i: int) -> tuple[int, int] | None:
+        """The sentence containing offset ``i``."""
+        k = bisect.bisect_right(self.sent_starts, i) - 1
+        if k >= 0 and self.sents[k][0] <= i < self.sents[k][1]:
+            return self.sents[k]
+        return None
+
+    def tokens_in(self, a: int, b: int) -> list[_Tok]:
+        """Tokens starting in ``[a, b)``."""
+        return self.tokens[bisect.bisect_left(self.starts, a):bisect.bisect_left(self.starts, b)]
 
 
 def _range(a: str, b: str) -> list[str]:
@@ -252,7 +271,7 @@ def _segment(ctx: _Ctx, body: int) -> None:
         if e <= body:
             continue
         s = max(s, body)
-        toks = [t for t in ctx.tokens if s <= t.start < e]
+        toks = ctx.tokens_in(s, e)
         anchors = [t for t in toks if t.role in ("open", "trail")]
         if not anchors:
             refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
@@ -287,10 +306,10 @@ def _segment(ctx: _Ctx, body: int) -> None:
                 group = labels
             else:
                 if prev_anchor is not None and prev_anchor.role == "open" and not is_sub:
-                    cut = _clause_start(ctx.text, c, t.start)  # "(C) X, whereas Y (D) …": D claims Y only
-                    if cut > c:
-                        ctx.pieces.append(_Piece(c, cut, group))
-                        c = cut
+                    # "(C) X, whereas Y (D) …": D claims Y only, and never all of C's text.
+                    cut = _clause_start(ctx.text, c, t.start)
+                    ctx.pieces.append(_Piece(c, cut if cut > c else t.start, group))
+                    c = cut if cut > c else t.start
                 if t.start > c:
                     ctx.pieces.append(_Piece(c, t.start, labels))
                 if not is_sub:
@@ -335,7 +354,7 @@ def _tail(ctx: _Ctx, free: list[tuple[int, int, tuple[str, ...]]], labels: tuple
     """Sentences after the last labeled one: the last group's, a referenced panel's, or shared."""
     shared = list_style or not labels
     for s, e, _ in free:
-        refs = [t for t in ctx.tokens if s <= t.start < e]
+        refs = ctx.tokens_in(s, e)
         ref_labels = tuple(sorted({lab for t in refs for lab in t.labels} - set(labels), key=label_order))
         if ref_labels:
             ctx.pieces.append(_Piece(s, e, ref_labels))
@@ -367,24 +386,25 @@ def _clean(text: str, a: int, b: int) -> tuple[int, int]:
 def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
     """Positional pieces for spatial references that open or close text inside a piece."""
     out: list[_Piece] = []
+    cues = [t for t in positions if t.role in ("open", "trail")]
+    cue_starts = [t.start for t in cues]
     for p in ctx.pieces:
-        inside = [t for t in positions if p.start <= t.start < p.end and t.role in ("open", "trail")]
+        inside = cues[bisect.bisect_left(cue_starts, p.start):bisect.bisect_left(cue_starts, p.end)]
         for k, t in enumerate(inside):
             nxt = inside[k + 1].start if k + 1 < len(inside) else p.end
+            sent = ctx.sentence_at(t.start)
             if t.role == "open":
                 a, b = t.end, nxt
                 colon = ctx.text[t.end - 1:t.end] in ":,)"
                 if not colon:
                     a = t.start
-                    sent_end = next((e for s, e in ctx.sents if s <= t.start < e), p.end)
-                    b = min(b, sent_end)
+                    b = min(b, sent[1] if sent else p.end)
                 elif k + 1 == len(inside):
                     b = _before_generic(ctx, a, b)
             else:
                 floor = inside[k - 1].end if k else p.start
-                sent_start = next((s for s, e in ctx.sents if s <= t.start < e), p.start)
                 semi = ctx.text.rfind(";", floor, t.start)
-                a, b = max(floor, sent_start, semi + 1), t.start
+                a, b = max(floor, sent[0] if sent else p.start, semi + 1), t.start
             if b > a and ctx.text[a:b].strip(" ,;:."):
                 out.append(_Piece(a, b, p.labels, (t.position,), min(a, t.start), max(b, t.end)))
     return out
@@ -403,8 +423,9 @@ def _merge_pieces(text: str, pieces: list[_Piece]) -> list[_Piece]:
 
 def _before_generic(ctx: _Ctx, a: int, b: int) -> int:
     """End of the text from ``a`` to ``b`` before its first figure-wide note (after its first sentence)."""
-    sents = [(s, e) for s, e in ctx.sents if a <= s < b]
-    for s, e in sents:
+    lo = bisect.bisect_left(ctx.sent_starts, a)
+    hi = bisect.bisect_left(ctx.sent_starts, b)
+    for s, e in ctx.sents[lo:hi]:
         if s > a and _is_generic(ctx.text[s:e]):
             return s
     return b
