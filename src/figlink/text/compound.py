@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from figlink.model import CaptionSplit
-from figlink.text.labels import label_order
+from figlink.text.labels import sort_labels
 from figlink.text.spatial import find_positions, panel_positions
 
 _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii", "xiii", "xiv", "xv")
@@ -61,7 +61,7 @@ def _label_count(labels: list[str]) -> int:
 
 def compound_cues(caption: str, split: CaptionSplit) -> CompoundCues:
     """Compound cues of ``caption`` given its split (``figlink.text.subcaptions.split_caption``)."""
-    labels = sorted({lab for s in split.subcaptions for lab in s.labels}, key=label_order)
+    labels = sort_labels({lab for s in split.subcaptions for lab in s.labels})
     positions = sorted({p for s in split.subcaptions for p in s.positions})
     cues = sorted({m.group(0).lower() for m in _CUE_WORDS.finditer(caption)})
     n_labels = _label_count(labels)

@@ -38,6 +38,7 @@ _PAREN = re.compile(rf"\(\s*(?:panels?\s+)?(?P<list>{_LIST})\s*(?P<note>[,;:]\s*
 _PAREN_WORD = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*)?(?:panels?|images?)\s+(?P<list>{_LIST})\s*\)", re.I)
 # a) A) A and B) — closing parenthesis only, not preceded by a word character or "(".
 _HALF = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)")
+_HALF_END = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)$")
 # A. a. A: A and C: A, — only where a sentence or clause opens (checked by the caller).
 _PUNCT = re.compile(rf"(?<![\w'])(?P<list>{_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])")
 # Bare: "a *10 magnification", "A Representative" — a single letter opening a sentence.
@@ -182,8 +183,8 @@ def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) ->
         while j > start and i - j <= 5 and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
             j -= 1
         if 0 < i - j <= 4 and i not in closed and (j == start or not text[j - 1].isalnum()):
-            m = _HALF.search(text, max(start, i - 40), i + 1)
-            if m is not None and m.end() == i + 1 and _free(m, taken):
+            m = _HALF_END.search(text, max(start, i - 40), i + 1)
+            if m is not None and _free(m, taken):
                 tok = _token(m, "half")
                 if tok is not None:
                     out.append(tok)
@@ -342,4 +343,16 @@ def label_order(label: str) -> tuple[int, int]:
     return (2, int(core) if core.isdigit() else 0)
 
 
-__all__ = ["LabelToken", "raw_label_tokens", "accepted_labels", "label_order"]
+def sort_labels(labels: "set[str] | list[str]") -> list[str]:
+    """Labels in panel order; with multi-letter romans present, i, v and x sort as romans."""
+    roman = any(len(lab) > 1 and lab in _ROMAN_INDEX for lab in labels)
+
+    def key(lab: str) -> tuple[int, int]:
+        if roman and lab in _ROMAN_INDEX:
+            return (1, _ROMAN_INDEX[lab])
+        return label_order(lab)
+
+    return sorted(set(labels), key=key)
+
+
+__all__ = ["LabelToken", "raw_label_tokens", "accepted_labels", "label_order", "sort_labels"]

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from figlink.model import CaptionSplit, Subcaption
-from figlink.text.labels import LabelToken, accepted_labels, label_order, raw_label_tokens
+from figlink.text.labels import LabelToken, accepted_labels, label_order, raw_label_tokens, sort_labels
 from figlink.text.mentions import expand_letters, find_mentions, leading_figure_index
 from figlink.text.sentences import sentence_spans
 from figlink.text.spatial import PositionToken, find_positions
@@ -355,7 +355,8 @@ def _tail(ctx: _Ctx, free: list[tuple[int, int, tuple[str, ...]]], labels: tuple
     shared = list_style or not labels
     for s, e, _ in free:
         refs = ctx.tokens_in(s, e)
-        ref_labels = tuple(sorted({lab for t in refs for lab in t.labels} - set(labels), key=label_order))
+        named = {lab for t in refs for lab in t.labels}
+        ref_labels = tuple(sorted(named, key=label_order)) if named - set(labels) else ()
         if ref_labels:
             ctx.pieces.append(_Piece(s, e, ref_labels))
             continue
@@ -460,7 +461,7 @@ def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
         if not p.labels and not p.positions:
             shared.append(text[a:b])
             continue
-        labels = tuple(sorted(set(p.labels), key=label_order))
+        labels = tuple(sort_labels(p.labels))
         spans = groups.setdefault((labels, p.positions), [])
         if spans and spans[-1][1] >= a:
             spans[-1] = (spans[-1][0], max(spans[-1][1], b))
@@ -583,7 +584,7 @@ def panel_caption(split: CaptionSplit, caption: str, label: str) -> str:
 
 def split_labels(split: CaptionSplit) -> list[str]:
     """The distinct panel labels of a split, in label order."""
-    return sorted({lab for s in split.subcaptions for lab in s.labels}, key=label_order)
+    return sort_labels({lab for s in split.subcaptions for lab in s.labels})
 
 
 __all__ = ["split_caption", "label_spans", "label_text", "panel_caption", "split_labels"]
