@@ -1,6 +1,7 @@
 """Medical-figure filter, stage 1 (MedICaT, Appendix B): imaging keywords in the caption or the citing
 sentences. Matching is case-insensitive on word boundaries; hyphens may be any dash or a space
-("X ray", "PET–MRI"), and a plural "s"/"es" is accepted ("scans", "radiographs"). Stage 2, an image
+("X ray", "PET–MRI"), and a plural "s"/"es" is accepted ("scans", "radiographs"; for the acronyms only
+when written in capitals: "CTs", not "cats"). Stage 2, an image
 classifier, belongs to the vision stage.
 """
 
@@ -45,8 +46,13 @@ def find_medical_keywords(texts: Iterable[str] | str) -> list[str]:
             continue
         for m in _KEYWORD_RE.finditer(text):
             name = m.lastgroup
-            if name is not None:
-                found.setdefault(_ORDERED[int(name[1:])], None)
+            if name is None:
+                continue
+            stem = m.group(name)
+            # An acronym takes a plural only when written as one ("CTs", "MRIs"), so "cats" is no CAT scan.
+            if len(stem) < len(m.group(0)) and _ORDERED[int(name[1:])].isupper() and not stem.isupper():
+                continue
+            found.setdefault(_ORDERED[int(name[1:])], None)
     return list(found)
 
 
