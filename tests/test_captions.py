@@ -286,3 +286,12 @@ def test_enriched_paper_round_trips_through_json() -> None:
     again = Paper.from_json(paper.to_json())
     assert again == paper
     assert again.figures[0].caption_split == fig.caption_split
+
+
+def test_model_reads_records_written_before_the_caption_fields() -> None:
+    old = {"figure_id": "f1", "caption": "x", "caption_split": {"shared_text": "x", "subcaptions": [
+        {"labels": ["a"], "text": "y", "spans": [[0, 1]]}]}}
+    fig = Figure.from_dict(old)
+    assert fig.caption_split.subcaptions[0].positions == []
+    assert fig.expected_panels is None and fig.medical_keywords == [] and fig.caption_normalized is None
+    assert Figure.from_dict(json.loads(json.dumps(fig.to_dict()))) == fig

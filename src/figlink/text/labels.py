@@ -195,12 +195,8 @@ def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) ->
 def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
              taken: list[tuple[int, int]]) -> list[LabelToken]:
     out: list[LabelToken] = []
-    n = len(text)
     for s in starts:
-        j = s
-        while j < n and text[j].isalnum():
-            j += 1
-        if j == s or j - s > 4:
+        if _SHORT_WORD.match(text, s) is None:
             continue  # labels are short: "A", "iv", "12"
         m = pattern.match(text, s)
         if m is not None and _free(m, taken):
@@ -210,7 +206,9 @@ def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
     return out
 
 
-_CLAUSE_END = re.compile(r"(?:^|[.;:!?]\s*)[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)|[;,]\s*(?:and|or)\s+|[.;:!?]\s*")
+_SHORT_WORD = re.compile(r"[^\W_]{1,4}(?![^\W_])")
+_CLAUSE_END = re.compile(r"[;,]\s*(?:and|or)\s+|[.;:!?]\s*")
+_HEADING_WORD = re.compile(r"[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)")  # "Genotypes A: …"
 
 
 def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) -> list[LabelToken]:
@@ -238,8 +236,9 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     stop = len(text) if end is None else end
     masked = list(masked or [])
     sentence_starts = list(sentence_starts or [])
-    clause_starts = sorted(set(sentence_starts) | {m.end() for m in _CLAUSE_END.finditer(text, start, stop)}
-                           | {start})
+    base = set(sentence_starts) | {m.end() for m in _CLAUSE_END.finditer(text, start, stop)} | {start}
+    headed = {m.end() for m in (_HEADING_WORD.match(text, i) for i in base if i < stop) if m is not None}
+    clause_starts = sorted(base | headed)
     low = text.lower()
     tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, masked) \
         if "(" in text and ("panel" in low or "image" in low) else []

@@ -28,9 +28,9 @@ _RELATION = re.compile(rf"(?<![\w.]){_OPERAND}(?:\s*{_OPERATOR}+\s*{_OPERAND})+(
 _RELATIONAL = re.compile(r"[=<>\u2264\u2265\u2248\u2260]")
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_\x01])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")
 _OPEN, _CLOSE = "([{", ")]}"
-_BRACKET_CHAR = re.compile(r"[()\[\]{}]")
+_HAS_BRACKET = re.compile(r"[(\[{]")
+_INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
-_SPACE = re.compile(r"\s+")
 
 
 def strip_markup(text: str) -> str:
@@ -78,24 +78,18 @@ def _replace_equations(text: str) -> str:
 
 
 def _replace_brackets(text: str) -> str:
-    """Outermost balanced (), [] and {} spans → one placeholder each; unbalanced ones are left as they are."""
-    out: list[str] = []
-    stack: list[tuple[str, int]] = []  # (closing char, index in text where the outermost span opened)
-    keep_from = 0
-    for m in _BRACKET_CHAR.finditer(text):
-        ch, i = m.group(0), m.start()
-        if ch in _OPEN:
-            stack.append((_CLOSE[_OPEN.index(ch)], i))
-        elif stack and stack[-1][0] == ch:
-            _, at = stack.pop()
-            if not stack:
-                out.append(text[keep_from:at])
-                out.append("\x03")
-                keep_from = i + 1
-        elif stack:
-            stack.clear()  # a mismatched closer: give up on the open span, keep its text
-    out.append(text[keep_from:])
-    return "".join(out)
+    """Outermost balanced (), [] and {} spans → one placeholder each; unbalanced ones are left as they are.
+
+    Innermost spans are replaced first, pass after pass, so a span holding only placeholders is replaced
+    next; a pass costs one C-level substitution, and captions rarely nest more than twice.
+    """
+    if not _HAS_BRACKET.search(text):
+        return text
+    while True:
+        new = _INNERMOST.sub("\x03", text)
+        if new == text:
+            return new
+        text = new
 
 
 def _finish(text: str) -> str:

@@ -36,7 +36,6 @@ _FUNCTION_WORDS = frozenset(
 _CLAUSE_WORDS = frozenset("and or in with to vs versus at on from for of but whereas while compared".split())
 _CLAUSE_BREAK = re.compile(r"[,;]\s+|\b(?:whereas|while)\s+")
 _NEXT_WORD = re.compile(r"\s*([A-Za-z]+)")
-_REF_WORDS = frozenset("in of as see than to with vs versus like panel panels between for".split())
 _LEAD_CHARS = frozenset(_DASH + " \t\n\r\u00a0,;:.)]")
 _TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
 _HEADING = re.compile(r"(?:(?<=[;,])\s*(?:and|or)|\b[A-Z][a-z]+)\s+$")
@@ -215,7 +214,7 @@ def _assign_roles(text: str, body: int, tokens: list[_Tok], sent_starts: set[int
             else:
                 role = "trail" if may_trail else "ref"
         else:
-            role = _inline_role(text, t, tokens[k + 1:], last, fresh, sub, may_trail, prev)
+            role = _inline_role(text, t, last, fresh, sub, may_trail, prev)
         t.role = role
         last = t
         if role == "open":
@@ -227,8 +226,8 @@ def _assign_roles(text: str, body: int, tokens: list[_Tok], sent_starts: set[int
             opened.update(t.labels)
 
 
-def _inline_role(text: str, t: _Tok, rest: list[_Tok], last: _Tok | None, fresh: bool, sub: bool,
-                 may_trail: bool, prev: str) -> str:
+def _inline_role(text: str, t: _Tok, last: _Tok | None, fresh: bool, sub: bool, may_trail: bool,
+                 prev: str) -> str:
     """Role of a label inside a sentence and followed by words.
 
     Followed by a conjunction or preposition it closes the clause before it ("…wild-type (A) and unc-116
