@@ -48,14 +48,14 @@ def test_ranges_expand_and_share_text() -> None:
     assert split.shared_text == "Stains."
 
 
-def test_article_a_and_b_cells_are_not_labels() -> None:
-    cap = "A representative image of the lesion. B cells were stained in red."
-    assert labels_of(split_caption(cap)) == []
-
-
-def test_abbreviation_legend_is_not_a_label_set() -> None:
-    cap = "Methylation. (A) Tumors. (B) Normal tissue. M, methylated; U, unmethylated (M, methylated)."
-    assert labels_of(split_caption(cap)) == ["a", "b"]
+@pytest.mark.parametrize("caption, expected", [
+    ("A representative image of the lesion. B cells were stained in red.", []),  # article, cell type
+    ("Methylation. (A) Tumors. (B) Normal tissue. M, methylated; U, unmethylated (M, methylated).", ["a", "b"]),
+    ("Cells (in) vivo. (a) One (or two). (b) Three.", ["a", "b"]),  # two-letter words are labels only past z
+    ("Arbors. Dorsal (A) and transverse (B) views; dense arbor (i) and output arbor (c).", ["a", "b"]),  # case
+])
+def test_words_that_look_like_labels(caption: str, expected: list[str]) -> None:
+    assert labels_of(split_caption(caption)) == expected
 
 
 def test_figure_mentions_are_not_panel_labels() -> None:
@@ -219,11 +219,6 @@ def test_labels_past_z() -> None:
     assert labels_of(split)[-3:] == ["z", "aa", "ab"]
     assert text(cap, "ab") == "extra two."
     assert analyze_caption(cap)["expected_panels"] == 28
-
-
-def test_two_letter_words_are_not_labels_without_z() -> None:
-    cap = "Cells (in) vivo. (a) One (or two). (b) Three."
-    assert labels_of(split_caption(cap)) == ["a", "b"]
 
 
 def test_mixed_scripts() -> None:
