@@ -62,6 +62,7 @@ class LabelToken:
     positions: list[str] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)  # atoms as written, before the sequence check
     note: bool = False  # "(C, in red, 200*)": the parenthesis carries more than labels
+    comma: bool = False  # written "A, text" (weaker evidence than "(A)": legends look the same)
 
 
 def _position_of(text: str) -> str:
@@ -136,9 +137,10 @@ def _token(m: re.Match[str], form: str) -> LabelToken | None:
     if _SINGLE.fullmatch(listing) and not m.groupdict().get("note"):
         if form in ("dot", "colon") and listing.isdigit():
             return None
+        comma = form == "dot" and m.group("p") == ","
         if form == "dot" and m.group("p") != ".":
             form = "colon"
-        return LabelToken(m.start(), m.end(), [listing.lower()], form, [], [listing])
+        return LabelToken(m.start(), m.end(), [listing.lower()], form, [], [listing], False, comma)
     parsed = _atoms(listing)
     if parsed is None:
         return None
@@ -154,9 +156,10 @@ def _token(m: re.Match[str], form: str) -> LabelToken | None:
         return None
     if form in ("dot", "colon") and any(a.isdigit() for a in atoms):
         return None  # "5." and "10:" are numbers, not labels
+    comma = form == "dot" and m.group("p") == ","
     if form == "dot" and m.group("p") != ".":
         form = "colon"
-    return LabelToken(m.start(), m.end(), _expand(atoms, seps), form, positions, atoms, note)
+    return LabelToken(m.start(), m.end(), _expand(atoms, seps), form, positions, atoms, note, comma)
 
 
 def _free(m: re.Match[str], taken: list[tuple[int, int]]) -> bool:

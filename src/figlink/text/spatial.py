@@ -33,6 +33,7 @@ _LEAD = re.compile(r"(?:\b(?:in|on|at)\s+)?(?:\bthe\s+)?$", re.I)
 _ANY = re.compile(r"(?:top|bottom|upper|lower|middle|cent(?:er|re)|left|right|far|insets?|rows?|columns?)(?![a-z])")
 _CLAUSE_LEAD = re.compile(r"(?:^|[.;:!?]\s*|,\s*(?:and|while|whereas)?\s*|\b(?:and|while|whereas)\s+)$", re.I)
 
+_SENTENCE_LEAD = re.compile(r"(?:^|[.;:!?]\s*)$")
 _WORDS = {"upper": "top", "lower": "bottom", "center": "middle", "centre": "middle", "leftmost": "left",
           "rightmost": "right"}
 _ORDINALS = {"first": "1", "1st": "1", "second": "2", "2nd": "2", "third": "3", "3rd": "3", "fourth": "4",
@@ -123,6 +124,8 @@ def find_positions(text: str, start: int = 0, end: int | None = None) -> list[Po
             continue
         if not _at_clause_start(text, m.start(), start):
             continue
+        if colon == "," and not _SENTENCE_LEAD.search(text[max(start, m.start() - 4):m.start()]):
+            continue  # "Left panels, …" opens a sentence; "…, and lower graphs, n = 5" does not
         pos = normalize_position(m.group("place") + " " + (noun or ""))
         if pos:
             out.append(PositionToken(m.start(), m.end(), pos, "open", (noun or "").lower()))

@@ -493,14 +493,19 @@ def _case_of(t: LabelToken) -> str:
     return "lower" if all(a.islower() for a in letters) else ""
 
 
+def _is_comma_label(t: LabelToken) -> bool:
+    return t.form == "colon" and t.comma
+
+
 def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
     """Drop letter labels written in the minority case: a caption labels its panels in one case, so with
     "(A)", "(B)" the "(i)" and "(c)" of "dense arbor (i) … output arbor (c)" name something else."""
-    counts = {"upper": 0, "lower": 0}
+    counts = {"upper": 0.0, "lower": 0.0}
     for t in tokens:
         case = _case_of(t)
         if case:
-            counts[case] += 1
+            # "a, B0213.7; b, K09D9.9" reads like a legend as much as like labels: half a vote.
+            counts[case] += 0.5 if _is_comma_label(t) else 1.0
     if min(counts.values()) == 0 or max(counts.values()) < 2:
         return tokens
     if counts["upper"] == counts["lower"]:
