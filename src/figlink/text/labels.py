@@ -26,7 +26,7 @@ _POSITION_WORDS = {
 
 _ATOM = (r"(?:[A-Za-z](?![A-Za-z])['\u2032\u2019]{0,2}|(?:i{1,3}|iv|vi{0,3}|ix|xi{0,3}|I{1,3}|IV|VI{0,3}|IX|XI{0,3})"
          r"(?![A-Za-z])|[a-z]{2}(?![A-Za-z])|\d{1,2}(?!\d))")
-_SEP = rf"(?:\s*,?\s*(?:and|or|&|to|through|thru)\s+|\s*[,;/]\s*|\s*[{_DASH}]\s*)"
+_SEP = rf"(?:\s*,?\s*(?:and|or|&|to|through|thru)\s+|\s*[,;]\s*|\s*[{_DASH}]\s*)"
 _POS = r"(?:\s*[,\-\u2013]?\s*(?:top|bottom|upper|lower|middle|cent(?:er|re)|left|right|inset)s?" \
        r"(?:[\s\-]+(?:left|right|middle|cent(?:er|re)))?(?:\s+(?:panels?|images?|parts?))?)"
 _ITEM = rf"{_ATOM}{_POS}?"

@@ -498,22 +498,32 @@ def _is_comma_label(t: LabelToken) -> bool:
 
 
 def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
-    """Drop letter labels written in the minority case: a caption labels its panels in one case, so with
-    "(A)", "(B)" the "(i)" and "(c)" of "dense arbor (i) … output arbor (c)" name something else."""
-    counts = {"upper": 0.0, "lower": 0.0}
+    """Keep the letter labels of one case: a caption labels its panels in one case, so with "(A)", "(B)"
+    the "(i)" and "(c)" of "dense arbor (i) … output arbor (c)" name something else.
+
+    Both cases stay when they complete each other ("(A, B) … c-d) …"). Otherwise the case with more votes
+    wins (a comma label such as "a, B0213.7;" counts half: legends look the same), then the one whose
+    labels form the longer panel sequence, then the case of the first label.
+    """
+    by_case: dict[str, list[LabelToken]] = {"upper": [], "lower": []}
     for t in tokens:
         case = _case_of(t)
         if case:
-            # "a, B0213.7; b, K09D9.9" reads like a legend as much as like labels: half a vote.
-            counts[case] += 0.5 if _is_comma_label(t) else 1.0
-    if min(counts.values()) == 0 or max(counts.values()) < 2:
+            by_case[case].append(t)
+    if not by_case["upper"] or not by_case["lower"]:
         return tokens
-    if counts["upper"] == counts["lower"]:
-        first = next(_case_of(t) for t in tokens if _case_of(t))  # a tie: the first label sets the style
-        minority = "lower" if first == "upper" else "upper"
-    else:
-        minority = "upper" if counts["upper"] < counts["lower"] else "lower"
-    return [t for t in tokens if _case_of(t) != minority]
+    letters = {c: {lab for t in ts for lab in t.labels} for c, ts in by_case.items()}
+    if not letters["upper"] & letters["lower"]:
+        if letters["upper"] | letters["lower"] <= accepted_labels(by_case["upper"] + by_case["lower"]):
+            return tokens
+    first = next(_case_of(t) for t in tokens if _case_of(t))
+
+    def score(case: str) -> tuple[float, int, int]:
+        votes = sum(0.5 if _is_comma_label(t) else 1.0 for t in by_case[case])
+        return votes, len(accepted_labels(by_case[case])), int(first == case)
+
+    keep = max(("upper", "lower"), key=score)
+    return [t for t in tokens if _case_of(t) in ("", keep)]
 
 
 def _label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> list[_Tok]:
