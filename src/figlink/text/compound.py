@@ -21,8 +21,8 @@ _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "x
 _CUE_WORDS = re.compile(
     r"\b(?:sub-?figures?|sub-?panels?|panels|insets?|(?:top|bottom|upper|lower|middle|first|second|third)\s+"
     r"(?:rows?|panels?)|(?:left|right|middle)\s+(?:columns?|panels?)|(?:each|all|both)\s+panels?)\b",
-    re.I,
-)
+)  # matched on the lower-cased caption
+_CUE_HINTS = ("panel", "inset", "fig", "row", "column")
 
 
 @dataclass
@@ -63,7 +63,8 @@ def compound_cues(caption: str, split: CaptionSplit) -> CompoundCues:
     """Compound cues of ``caption`` given its split (``figlink.text.subcaptions.split_caption``)."""
     labels = sort_labels({lab for s in split.subcaptions for lab in s.labels})
     positions = sorted({p for s in split.subcaptions for p in s.positions})
-    cues = sorted({m.group(0).lower() for m in _CUE_WORDS.finditer(caption)})
+    low = caption.lower()
+    cues = sorted({m.group(0) for m in _CUE_WORDS.finditer(low)}) if any(w in low for w in _CUE_HINTS) else []
     n_labels = _label_count(labels)
     n_positions = len(panel_positions(find_positions(caption))) if positions else 0
     count = max(n_labels, n_positions)

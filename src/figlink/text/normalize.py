@@ -160,11 +160,15 @@ def select_caption(caption: str, policy: str = "first_sentence", limit: int = 10
 
 
 def normalized_caption(caption: str) -> NormalizedCaption:
-    """All normalization fields of one caption, as stored on :class:`figlink.model.Figure`."""
-    basic = normalize_basic(caption)
+    """All normalization fields of one caption, as stored on :class:`figlink.model.Figure` (the same
+    values as the functions above, computed with one pass of each step)."""
+    plain = strip_markup(remove_figure_label(caption))
+    spans = sentence_spans(plain)
+    basic = _finish(_replace_numbers(plain.lower()))
+    first = plain[spans[0][0]:spans[0][1]] if spans else ""
     return NormalizedCaption(basic=basic, advanced=normalize_advanced(caption),
-                             first_sentence=normalize_basic(first_sentence(caption)),
-                             n_sentences=sentence_count(caption), n_tokens=len(caption_tokens(basic)))
+                             first_sentence=_finish(_replace_numbers(first.lower())),
+                             n_sentences=len(spans), n_tokens=len(caption_tokens(basic)))
 
 
 __all__ = ["NUM", "EQUATION", "BRACKET", "strip_markup", "remove_figure_label", "normalize_basic",
