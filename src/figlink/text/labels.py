@@ -240,7 +240,8 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     masked = list(masked or [])
     sentence_starts = list(sentence_starts or [])
     base = set(sentence_starts) | {m.end() for m in _CLAUSE_END.finditer(text, start, stop)} | {start}
-    headed = {m.end() for m in (_HEADING_WORD.match(text, i) for i in base if i < stop) if m is not None}
+    headed = {m.end() for m in (_HEADING_WORD.match(text, i) for i in sentence_starts + [start] if i < stop)
+              if m is not None}
     clause_starts = sorted(base | headed)
     low = text.lower()
     tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, masked) \
