@@ -290,3 +290,18 @@ def test_model_reads_records_written_before_the_caption_fields() -> None:
     assert fig.caption_split.subcaptions[0].positions == []
     assert fig.expected_panels is None and fig.medical_keywords == [] and fig.caption_normalized is None
     assert Figure.from_dict(json.loads(json.dumps(fig.to_dict()))) == fig
+
+
+def test_labels_inside_a_parenthesis_end_at_its_close() -> None:
+    cap = "Errors. Rrmse along pathways (a. U-fiber; b. ILF; see Fig 1) across models. ETC performs better."
+    split = split_caption(cap)
+    assert text(cap, "a") == "U-fiber"
+    assert text(cap, "b").startswith("ILF")
+    assert "across models" in split.shared_text and "ETC performs better." in split.shared_text
+
+
+def test_letter_closing_a_note_is_not_a_label() -> None:
+    cap = "Skeleton. A, dorsal; B, ventral; and C, lateral views. Left arch (FMNH PR 2512 Vertebra B) is mirrored."
+    split = split_caption(cap)
+    assert text(cap, "b") == "ventral"
+    assert "Vertebra B" in split.shared_text

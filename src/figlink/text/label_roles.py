@@ -190,7 +190,7 @@ def _opens_clause(text: str, i: int, body: int, sent_starts: set[int]) -> bool:
     """Where a dot/colon label may stand: a sentence or clause start, after "; and", or after a one-word
     heading opening the sentence ("Genotypes A: …")."""
     prev, j = _prev_char(text, i, body)
-    if not prev or i in sent_starts or prev in ".!?;:":
+    if not prev or i in sent_starts or prev in ".!?;:(":
         return True
     m = _HEADING.search(text, max(body, i - 30), i)
     return m is not None and (m.start() == body or m.start() in sent_starts

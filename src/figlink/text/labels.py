@@ -185,7 +185,9 @@ def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) ->
         j = i
         while j > start and i - j <= 5 and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
             j -= 1
-        if 0 < i - j <= 4 and i not in closed and (j == start or not text[j - 1].isalnum()):
+        # "(FMNH PR 2512 Vertebra B)": a ")" that closes an earlier "(" ends a note, not a label.
+        inside = text.rfind("(", max(start, j - 200), j) > text.rfind(")", max(start, j - 200), j)
+        if 0 < i - j <= 4 and i not in closed and not inside and (j == start or not text[j - 1].isalnum()):
             m = _HALF_END.search(text, max(start, i - 40), i + 1)
             if m is not None and _free(m, taken):
                 tok = _token(m, "half")
@@ -210,7 +212,7 @@ def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
 
 
 _SHORT_WORD = re.compile(r"[^\W_]{1,4}(?![^\W_])")
-_CLAUSE_END = re.compile(r"[;,]\s*(?:and|or)\s+|[.;:!?]\s*")
+_CLAUSE_END = re.compile(r"[;,]\s*(?:and|or)\s+|[.;:!?(]\s*")
 _HEADING_WORD = re.compile(r"[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)")  # "Genotypes A: …"
 
 

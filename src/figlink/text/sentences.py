@@ -25,7 +25,7 @@ _END = re.compile(
         (?:(?P<space>\s+)(?=[A-Z0-9(\[\"'\u201c\u2018*#\u00a0]|[a-z][ \u00a0]+\S)|(?=[A-Z(\[]))""",
     re.X,
 )
-_LABEL_BEFORE = re.compile(r"(?:^|[.;:!?]\s*|^\s+)[A-Z]$")
+_LABEL_BEFORE = re.compile(r"(?:^|[.;:!?]\s*|^\s+)[A-Z]$|(?:^|[;:(,]\s*)[a-z]$")
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")
 
 
@@ -58,8 +58,9 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
             # "cancer.A" and "tumors.(A)" split; "0.5", "U.S", "p.A" and "e.g.A" do not.
             if len(before) < 2 or not before.isalpha() or not before[1].islower():
                 continue
-        # A single capital opening a sentence is a panel label ("…cancer. A. Photographs"): not an end.
-        if dot >= 1 and text[dot - 1].isupper() and _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
+        # A single letter opening a sentence or clause is a panel label ("…cancer. A. Photographs",
+        # "(a. U-fiber; b. ILF)"): not an end.
+        if dot >= 1 and text[dot - 1].isalpha() and _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
             continue
         e = m.end("close")
         if e > s:

@@ -120,7 +120,14 @@ def _segment(ctx: _Ctx, body: int) -> None:
         sub_openers = False
         trailer_sets: set[tuple[str, ...]] = set()
         prev_anchor: Tok | None = None
+        close_at, close_group = -1, group  # an opener inside "( … )" ends at its ")"
         for t in anchors:
+            if 0 <= close_at <= t.start:
+                if close_at > c:
+                    ctx.pieces.append(_Piece(c, close_at, group))
+                    c = close_at
+                group = last_labels = close_group
+                close_at = -1
             labels = tuple(t.labels)
             is_sub = bool(opener_group) and set(labels) < set(opener_group) and t.start >= s
             if t.role == "open":
@@ -134,6 +141,8 @@ def _segment(ctx: _Ctx, body: int) -> None:
                     sub_only = False
                 else:
                     sub_openers = True
+                if close_at < 0:
+                    close_at, close_group = _closing_paren(ctx.text, s, t.start, e), group
                 group = labels
             else:
                 if prev_anchor is not None and prev_anchor.role == "open" and not is_sub:
@@ -150,6 +159,11 @@ def _segment(ctx: _Ctx, body: int) -> None:
             last_labels = labels
             prev_anchor = t
             c = t.end
+        if 0 <= close_at < e:
+            if close_at > c:
+                ctx.pieces.append(_Piece(c, close_at, group))
+                c = close_at
+            group = last_labels = close_group
         if c < e:
             tail_labels = last_labels if anchors[-1].role == "trail" else group
             if anchors[-1].role == "trail" and set(last_labels) < set(opener_group):
@@ -161,6 +175,22 @@ def _segment(ctx: _Ctx, body: int) -> None:
             group = ()  # "X (A–D) and Y (E). Common text." enumerates; what follows is shared
         last_anchor_sentence = anchors
     _tail(ctx, free, group, _list_style(ctx, last_anchor_sentence))
+
+
+def _closing_paren(text: str, s: int, i: int, e: int) -> int:
+    """Where the parenthesis open at ``i`` closes ("(a. U-fiber; b. ILF; see Fig 1) across …"), or -1."""
+    depth = text.count("(", s, i) - text.count(")", s, i)
+    if depth <= 0:
+        return -1
+    for j in range(i, e):
+        ch = text[j]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return -1
 
 
 def _clause_start(text: str, a: int, b: int) -> int:
