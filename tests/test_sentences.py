@@ -40,3 +40,10 @@ def test_agrees_with_pysbd_on_real_captions() -> None:
         ref = {len(caption[:span.end].rstrip()) for span in seg.segment(caption)}
         tp, fp, fn = tp + len(ours & ref), fp + len(ours - ref), fn + len(ref - ours)
     assert tp / (tp + fp) >= 0.9 and tp / (tp + fn) >= 0.85
+
+
+def test_taxonomic_abbreviations_and_lower_case_labels() -> None:
+    assert split_sentences("Conus cashi sp. nov. (A-J) and C. princeps (K).") == \
+        ["Conus cashi sp. nov. (A-J) and C. princeps (K)."]
+    assert split_sentences("At 18 hpf. c-d) vegfaa is lost. e) more.") == \
+        ["At 18 hpf.", "c-d) vegfaa is lost.", "e) more."]

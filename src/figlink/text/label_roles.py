@@ -120,7 +120,8 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
     for k, t in enumerate(tokens):
         prev, pj = _prev_char(text, t.start, body)
         glued = bool(prev) and pj == t.start - 1 and prev.isalpha() and "paren" in t.forms
-        t.at_start = (not prev) or t.start in sent_starts or prev in ".!?;:" or glued
+        # After a period only where the sentence splitter starts a sentence ("sp. nov. (A-J)" does not).
+        t.at_start = (not prev) or t.start in sent_starts or prev in "!?;:" or glued
         nxt = next_char(text, t.end)
         content = bool(nxt) and nxt not in ".,;:)]"
         forms = t.forms

@@ -15,14 +15,14 @@ import re
 _ABBREVIATIONS = frozenset(
     """fig figs figure eq eqs ref refs e.g eg i.e ie et al vs v cf approx ca no nos nr dr mr ms prof st sp
     spp var subsp resp suppl supp sup ext ed eds vol vols pp p ch sect sec incl excl max min avg std
-    dept univ inc ltd co corp jr sr mt ft chr aa ser thr tyr""".split()
+    dept univ inc ltd co corp jr sr mt ft chr aa ser thr tyr nov gen comb fm""".split()
 )
 
 # A candidate end: terminal punctuation, optional closing quotes/brackets, then either whitespace and a
 # plausible sentence opening, or (glued, no space) an upper-case letter or an opening bracket.
 _END = re.compile(
     r"""(?P<punct>[.!?]+)(?P<close>["'\u201d\u2019\]]*)
-        (?:(?P<space>\s+)(?=[A-Z0-9(\[\"'\u201c\u2018*#\u00a0]|[a-z][ \u00a0]+\S)|(?=[A-Z(\[]))""",
+        (?:(?P<space>\s+)(?=[A-Z0-9(\[\"'\u201c\u2018*#\u00a0]|[a-z][ \u00a0]+\S|[a-z](?:[-\u2013][a-z])?[).:,]\s)|(?=[A-Z(\[]))""",
     re.X,
 )
 _LABEL_BEFORE = re.compile(r"(?:^|[.;:!?]\s*|^\s+)[A-Z]$|(?:^|[;:(,]\s*)[a-z]$")
