@@ -14,7 +14,7 @@ import re
 
 from figlink.model import NormalizedCaption
 from figlink.text.mentions import leading_figure_index
-from figlink.text.sentences import sentence_spans
+from figlink.text.caption_sentences import sentence_spans
 
 NUM, EQUATION, BRACKET = "[NUM]", "[EQUATION]", "[BRACKET]"
 _SENTINELS = {"\x01": NUM, "\x02": EQUATION, "\x03": BRACKET}

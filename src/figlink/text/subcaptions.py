@@ -23,7 +23,7 @@ from figlink.model import CaptionSplit, Subcaption
 from figlink.text.label_roles import Tok, assign_roles, find_label_tokens, next_char
 from figlink.text.labels import label_order, sort_labels
 from figlink.text.mentions import leading_figure_index
-from figlink.text.sentences import sentence_spans
+from figlink.text.caption_sentences import sentence_spans
 from figlink.text.spatial import PositionToken, find_positions
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"

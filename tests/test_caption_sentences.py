@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from figlink.text.sentences import sentence_spans, split_sentences
+from figlink.text.caption_sentences import sentence_spans, split_sentences
 
 
 @pytest.mark.parametrize("text, expected", [

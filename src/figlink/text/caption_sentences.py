@@ -1,4 +1,4 @@
-"""A fast, rule-based sentence splitter for figure captions.
+"""A fast, rule-based sentence splitter for figure captions (body text uses figlink.text.sentences).
 
 Captions break the assumptions of general splitters: a sentence often runs straight into a panel label
 ("…cancer.A. Photographs…", "…tumors.(A) AR…"), abbreviations such as "Fig." or "vs." are common, and
