@@ -91,6 +91,7 @@ def test_cli_parse_ingest_show_export(jats_dir, tmp_path):
 def test_kill_mid_run_leaves_a_consistent_corpus_and_resumes(jats_dir, tmp_path):
     import os
     import signal
+    import sqlite3
     import subprocess
     import sys
     import time
@@ -107,9 +108,12 @@ def test_kill_mid_run_leaves_a_consistent_corpus_and_resumes(jats_dir, tmp_path)
     deadline = time.time() + 60
     while time.time() < deadline and proc.poll() is None:
         if db.exists():
-            with Corpus(corpus_dir, readonly=True) as c:
-                if c.stats().inputs_done > 0:
-                    break
+            try:
+                with Corpus(corpus_dir, readonly=True) as c:
+                    if c.stats().inputs_done > 0:
+                        break
+            except sqlite3.OperationalError:
+                pass  # the writer is still creating the schema
         time.sleep(0.02)
     if proc.poll() is None:
         os.kill(proc.pid, signal.SIGKILL)

@@ -16,6 +16,15 @@ from figlink.errors import FiglinkError
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="figlink: figures in context from scientific papers.")
 err = Console(stderr=True)
+
+
+def _mount_subcommands() -> None:
+    from figlink.text.cli_captions import captions_app
+
+    app.add_typer(captions_app, name="captions", help="Caption intelligence: subcaptions, cues, normalization.")
+
+
+_mount_subcommands()
 out = Console()
 
 REPO_SAMPLES = Path(__file__).resolve().parents[2] / "samples"

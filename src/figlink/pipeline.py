@@ -24,9 +24,17 @@ class PipelineOptions:
     vision: bool = True
 
 
+def caption_stage(paper: Paper) -> Paper:
+    """Caption intelligence for every figure: subcaptions, compound cues, normalization, medical keywords."""
+    from figlink.text.captions import enrich_caption
+
+    paper.figures = [enrich_caption(f, paper.warnings) for f in paper.figures]
+    return paper
+
+
 def enrich_stages(options: PipelineOptions) -> list[tuple[str, Stage]]:
     """The enrich stages, in order, that this build provides and the options ask for."""
-    return []
+    return [("captions", caption_stage)]
 
 
 def enrich(paper: Paper, options: PipelineOptions = PipelineOptions()) -> Paper:
