@@ -128,3 +128,25 @@ def test_kill_mid_run_leaves_a_consistent_corpus_and_resumes(jats_dir, tmp_path)
             assert len(paper.figures) == 6
     report = ingest([src], corpus_dir)
     assert report.skipped == done and report.ok == 150 - done and report.failed == 0
+
+
+def test_medicat_and_scicap_exports(jats_dir, tmp_path):
+    corpus = tmp_path / "corpus"
+    ingest([jats_dir / "journal.pone.0005723.xml"], corpus)
+    runner = CliRunner()
+    for fmt in ("medicat", "scicap"):
+        out = tmp_path / f"{fmt}.jsonl"
+        res = runner.invoke(app, ["export", "--corpus", str(corpus), "--format", fmt, "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        recs = [json.loads(line) for line in out.read_text().splitlines()]
+        assert len(recs) == 14
+    med = [json.loads(line) for line in (tmp_path / "medicat.jsonl").read_text().splitlines()]
+    # Figure 4 of the Darwinius paper: "Micro-CT of the skull …", cited with its CT images
+    fig4 = next(r for r in med if r["fig_key"] == "Figure4")
+    assert fig4["s2_caption"].startswith("Figure 4. Micro-CT of the skull")
+    assert fig4["radiology"] is True and "CT" in fig4["medical_keywords"]
+    assert any("shaded CT image" in s for s in fig4["s2orc_references"])
+    sci = [json.loads(line) for line in (tmp_path / "scicap.jsonl").read_text().splitlines()]
+    rec = next(r for r in sci if r["figure_id"] == "pone-0005723-g004")
+    assert rec["contains-subfigure"] is True
+    assert rec["2-normalized"]["2-1-basic-num"]["caption"].startswith("micro-ct of the skull")

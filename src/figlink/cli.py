@@ -128,7 +128,7 @@ def show(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
 
 @app.command()
 def export(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
-           fmt: str = typer.Option(..., "--format", help="jsonl (papers) | parquet (one row per figure)."),
+           fmt: str = typer.Option(..., "--format", help="jsonl (papers) | parquet (one row per figure) | medicat | scicap."),
            out_path: Path = typer.Option(..., "--out", help="Output file."),
            ) -> None:
     """Export the corpus as a dataset file."""
