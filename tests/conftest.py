@@ -1,0 +1,3 @@
+import os
+
+os.environ.setdefault("FIGLINK_OCR_THREADS", "1")
