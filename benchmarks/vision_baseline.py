@@ -17,18 +17,18 @@ from figlink.vision.image_io import load_image, to_gray
 from figlink.vision.panels import reading_order
 from figlink.vision.segment import merge_fragments, xy_cut
 
-_PAREN = re.compile(r"\(([A-Za-z])\)")
+_PAREN = re.compile(r"\(([A-Za-z](?:\s*[-–,]\s*[A-Za-z])*)\)")
 
 
 def regex_split(caption: str) -> CaptionSplit:
-    """Naive: every "(x)" starts a subcaption that runs to the next one."""
+    """Naive: every "(x)", "(x–y)" or "(x,y)" anywhere starts a subcaption that runs to the next one."""
     marks = list(_PAREN.finditer(caption))
     if not marks:
         return CaptionSplit(shared_text=caption.strip())
     subs = []
     for m, nxt in zip(marks, marks[1:] + [None]):
         end = nxt.start() if nxt else len(caption)
-        subs.append(Subcaption(labels=[m.group(1).lower()], text=caption[m.end():end].strip(),
+        subs.append(Subcaption(labels=_expand(m.group(1)), text=caption[m.end():end].strip(),
                                spans=[[m.start(), end]]))
     return CaptionSplit(shared_text=caption[:marks[0].start()].strip(), subcaptions=subs)
 

@@ -147,12 +147,12 @@ def area(rng, np_rng):
     ys = [np.abs(np.cumsum(np_rng.normal(0.5, 1, x.size))) for _ in range(rng.randint(1, 4))]
     if rng.random() < 0.5:
         ax.stackplot(x, *ys, alpha=0.8, labels=rng.sample(WORDS, len(ys)))
+        if rng.random() < 0.6:
+            ax.legend(fontsize=7, loc="upper left")
     else:
         for y in ys:
             ax.fill_between(x, y, alpha=0.4)
             ax.plot(x, y, lw=1)
-    if rng.random() < 0.5:
-        ax.legend(fontsize=7, loc="upper left")
     _labels(ax, rng)
     return fig
 

@@ -20,6 +20,7 @@ from figlink.vision.segment import Box, box_gap
 
 # Glyphs the recognizer returns for a lone lower-case l (kept only if 'l' fits the label sequence).
 _CONFUSABLE = {"1": "l", "|": "l", "!": "l"}
+_SAME_SHAPE = set("cosuvwxz")
 
 
 @dataclass
@@ -29,6 +30,8 @@ class Label:
     letter: str
     box: Box
     score: float
+    upper: bool = False  # as printed (for case consistency)
+    corner: float = 0.0  # distance to the nearest region top-left corner, in region diagonals
 
 
 def _components(mask: np.ndarray) -> list[Box]:
@@ -117,13 +120,21 @@ def read_labels(rgb: np.ndarray, gray: np.ndarray, regions: Sequence[Box], bg: f
     for b, (text, score) in zip(boxes, recognize([_crop(rgb, b) for b in boxes])):
         letter = panel_letter(text) or _CONFUSABLE.get(text.strip("()."))
         if letter and score >= min_score:
-            labels.append(Label(letter, b, score if panel_letter(text) else 0.8 * score))
+            labels.append(Label(letter, b, score if panel_letter(text) else 0.8 * score, text.strip("().").isupper(),
+                                _corner_distance(b, regions)))
     for it in ocr_items:
         letter = panel_letter(it.text)
-        if letter and (it.score or 1.0) >= min_score:
-            b = tuple(int(round(v)) for v in it.bbox)
-            labels.append(Label(letter, b, float(it.score or 1.0)))  # type: ignore[arg-type]
+        b = tuple(int(round(v)) for v in it.bbox)
+        if letter and (it.score or 1.0) >= min_score and _near_corner(b, regions, b[3] - b[1]):  # type: ignore[arg-type]
+            labels.append(Label(letter, b, float(it.score or 1.0), it.text.strip("().").isupper(),  # type: ignore[arg-type]
+                                _corner_distance(b, regions)))  # type: ignore[arg-type]
     return _consistent(labels, allowed)
+
+
+def _corner_distance(b: Box, regions: Sequence[Box]) -> float:
+    cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+    return min((float(np.hypot(cx - r[0], cy - r[1])) / max(1.0, float(np.hypot(r[2] - r[0], r[3] - r[1])))
+                for r in regions), default=1.0)
 
 
 def _consistent(labels: list[Label], allowed: Optional[set[str]]) -> list[Label]:
@@ -135,9 +146,14 @@ def _consistent(labels: list[Label], allowed: Optional[set[str]]) -> list[Label]
         if any(box_gap(l.box, k.box) == 0 for k in kept):
             continue
         kept.append(l)
+    if kept:
+        shaped = [l for l in kept if l.letter not in _SAME_SHAPE]  # c/C, o/O … say nothing about case
+        upper = sum(l.upper for l in shaped) > len(shaped) / 2 if shaped else False
+        kept = [l for l in kept if l.upper == upper or l.letter in _SAME_SHAPE
+                or l.letter not in {k.letter for k in kept if k.upper == upper}]
     best: dict[str, Label] = {}
-    for l in kept:
-        if l.letter not in best or l.score > best[l.letter].score:
+    for l in kept:  # one place per letter: the one nearest a region's top-left corner
+        if l.letter not in best or (l.corner, -l.score) < (best[l.letter].corner, -best[l.letter].score):
             best[l.letter] = l
     out = list(best.values())
     if not allowed and out:

@@ -88,7 +88,7 @@ def role_of(item: OcrText, neighbours: Sequence[OcrText], width: int, height: in
     text = item.text.strip()
     x0, y0, x1, y1 = item.bbox
     h = max(1.0, min(y1 - y0, x1 - x0))
-    if _LABEL_RE.match(text) and h < 0.12 * min(width, height) + 12:
+    if panel_letter(text) and h < 0.12 * min(width, height) + 12 and not _is_vertical(item.bbox):
         return "panel_label"
     if _SCALE_RE.match(text):
         return "scale_bar"
