@@ -128,6 +128,7 @@ def main() -> int:
         gold_pairs = [(g["bbox"], g["text"]) for g in f["gold"]]
         gold_boxes = [g["bbox"] for g in f["gold"]]
         for name in rows:
+            r = rows[name]
             t0, c0 = time.perf_counter(), time.process_time()
             if name == "baseline":
                 panels = baseline(f["image"], f["caption"])
@@ -137,7 +138,6 @@ def main() -> int:
                 cpu.append(time.process_time() - c0)
                 r["read"][0] += len({g["label"] for g in f["gold"] if g["label"]} & {p.label for p in panels})
                 r["read"][1] += len({g["label"] for g in f["gold"] if g["label"]})
-            r = rows[name]
             r["f1"].append(alignment_f1(gold_pairs, [(p.bbox, p.subcaption) for p in panels]))
             r["rec"].append(recall_at_iou(gold_boxes, [p.bbox for p in panels]))
             r["gold"].append(gold_boxes)

@@ -13,6 +13,7 @@ head) are loaded once per process on first use. Bad images raise :class:`figlink
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -25,7 +26,7 @@ from figlink.vision.image_io import ImageLike, read_image, to_gray
 from figlink.vision.labels import read_labels
 from figlink.vision.ocr import assign_roles, panel_letter, read_text
 from figlink.vision.panels import detect_panels, pieces
-from figlink.vision.segment import background_level, merge_fragments
+from figlink.vision.segment import background_level, is_core, merge_fragments
 
 WORK_SIDE = 1400  # longest side the analysis runs at
 
@@ -46,6 +47,15 @@ class FigureVision:
         return {"width": self.width, "height": self.height, "is_compound": self.is_compound,
                 "panels": [p.to_dict() for p in self.panels], "ocr": [o.to_dict() for o in self.ocr],
                 "figure_type": None if self.figure_type is None else self.figure_type.to_dict()}
+
+
+_CAPTION_START = re.compile(r"^\s*(Fig\.?|Figure|FIG\.?|FIGURE)\s*\d", re.IGNORECASE)
+
+
+def caption_remnant_top(texts: list[OcrText], height: int) -> Optional[float]:
+    """Top of a caption line ("Figure 4. …") read in the bottom third of the image, if any."""
+    tops = [t.bbox[1] for t in texts if _CAPTION_START.match(t.text) and t.bbox[1] > 0.66 * height]
+    return min(tops) if tops else None
 
 
 def _scale_box(b: list[float], s: float, w: int, h: int) -> list[float]:
@@ -72,7 +82,10 @@ def analyze_figure(image: ImageLike, caption_split: Optional[CaptionSplit] = Non
     texts = assign_roles(read_text(rgb), W, H) if ocr and min(W, H) >= 8 else []
 
     raw = pieces(gray) if min(W, H) >= 4 else []
-    regions = merge_fragments(raw, W, H) or [(0, 0, W, H)]
+    cut = caption_remnant_top(texts, H)
+    if cut is not None:  # figures cropped from PDFs often keep the first caption line: leave it out
+        raw = [(b[0], b[1], b[2], min(b[3], int(cut) - 2)) for b in raw if b[1] < cut - 2] or raw
+    regions = (merge_fragments(raw, W, H) or [(0, 0, W, H)]) + [b for b in raw if is_core(b, W, H)]
     labels = read_labels(rgb, gray, regions, background_level(gray), texts, allowed) if ocr and raw else []
     panels = detect_panels(gray, labels, expected, raw) if raw else [Panel(None, [0.0, 0.0, float(W), float(H)])]
     panels = align(panels, caption_split)

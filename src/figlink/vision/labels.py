@@ -74,8 +74,8 @@ def candidate_boxes(gray: np.ndarray, regions: Sequence[Box], bg: float) -> list
     """Short glyph groups of letter size that lie near a corner of one of ``regions``."""
     H, W = gray.shape
     max_h = max(14, int(0.09 * min(H, W)))
-    local = ndimage.uniform_filter(gray, size=21)
-    masks = [gray < min(bg, 255) - 90, (gray > 190) & (local < 120)]
+    local = ndimage.uniform_filter(gray, size=41)  # wide enough that a light glyph barely lifts it
+    masks = [gray < min(bg, 255) - 90, (gray > 180) & (gray - local > 60)]
     found: list[Box] = []
     for mask in masks:
         glyphs = []
@@ -97,8 +97,8 @@ def candidate_boxes(gray: np.ndarray, regions: Sequence[Box], bg: float) -> list
 def _near_corner(word: Box, regions: Sequence[Box], h: int) -> bool:
     cx, cy = (word[0] + word[2]) / 2, (word[1] + word[3]) / 2
     for r in regions:
-        reach = max(2.5 * h, 0.1 * min(r[2] - r[0], r[3] - r[1]))
-        for x, y in ((r[0], r[1]), (r[2], r[1]), (r[0], r[3]), (r[2], r[3])):
+        reach = max(3 * h, 0.15 * min(r[2] - r[0], r[3] - r[1]))
+        for x, y in ((r[0], r[1]), (r[0], r[3])):  # labels sit at a panel's left corners
             if abs(cx - x) <= reach and abs(cy - y) <= reach:
                 return True
     return False
@@ -115,7 +115,8 @@ def read_labels(rgb: np.ndarray, gray: np.ndarray, regions: Sequence[Box], bg: f
                 ocr_items: Iterable[OcrText] = (), allowed: Optional[set[str]] = None,
                 min_score: float = 0.45) -> list[Label]:
     """Panel labels in the image: candidates near region corners read by the recognizer, plus OCR hits."""
-    boxes = candidate_boxes(gray, regions, bg)
+    ocr_items = list(ocr_items)
+    boxes = [b for b in candidate_boxes(gray, regions, bg) if not _inside_running_text(b, ocr_items)]
     labels: list[Label] = []
     for b, (text, score) in zip(boxes, recognize([_crop(rgb, b) for b in boxes])):
         letter = panel_letter(text) or _CONFUSABLE.get(text.strip("()."))
@@ -132,9 +133,26 @@ def read_labels(rgb: np.ndarray, gray: np.ndarray, regions: Sequence[Box], bg: f
 
 
 def _corner_distance(b: Box, regions: Sequence[Box]) -> float:
+    """Distance from the box centre to the nearest left corner of a region, in region diagonals."""
     cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
-    return min((float(np.hypot(cx - r[0], cy - r[1])) / max(1.0, float(np.hypot(r[2] - r[0], r[3] - r[1])))
-                for r in regions), default=1.0)
+    return min((min(float(np.hypot(cx - r[0], cy - r[1])), float(np.hypot(cx - r[0], cy - r[3])))
+                / max(1.0, float(np.hypot(r[2] - r[0], r[3] - r[1]))) for r in regions), default=1.0)
+
+
+def _inside_running_text(b: Box, items: Sequence[OcrText]) -> bool:
+    """Is the glyph group part of a longer OCR text line (and not its leading label, as in "a Zone axis")?"""
+    for it in items:
+        x0, y0, x1, y1 = it.bbox
+        text = it.text.strip()
+        if len(text) <= 3 or (y1 - y0) > 2 * max(1, b[3] - b[1]) or (y1 - y0) > 1.5 * (x1 - x0):
+            continue  # short, much taller than the glyph, or vertical (an axis title beside a label)
+        inter = max(0, min(b[2], x1) - max(b[0], x0)) * max(0, min(b[3], y1) - max(b[1], y0))
+        if inter < 0.5 * max(1, (b[2] - b[0]) * (b[3] - b[1])):
+            continue
+        leading = b[0] - x0 < 0.5 * (b[3] - b[1]) and (panel_letter(text.split(" ")[0]) is not None)
+        if not leading:
+            return True
+    return False
 
 
 def _consistent(labels: list[Label], allowed: Optional[set[str]]) -> list[Label]:
