@@ -28,7 +28,7 @@ from figlink.vision.ocr import assign_roles, panel_letter, read_text
 from figlink.vision.panels import detect_panels, pieces
 from figlink.vision.segment import background_level, is_core, merge_fragments
 
-WORK_SIDE = 1400  # longest side the analysis runs at
+WORK_SIDE = 900  # longest side the analysis runs at (OCR cost grows with it)
 
 
 @dataclass
@@ -95,9 +95,9 @@ def analyze_figure(image: ImageLike, caption_split: Optional[CaptionSplit] = Non
             t.role = "panel_label"
     ftype, ranking = (None, [])
     if classify:
-        from figlink.vision.figtype import classify_image
+        from figlink.vision.figtype import classify_panels
 
-        ftype, ranking = classify_image(work, texts)
+        ftype, ranking = classify_panels(work, [p.bbox for p in panels], texts)
     for p in panels:
         p.bbox = _scale_box(p.bbox, scale, orig_w, orig_h)
     for t in texts:

@@ -85,6 +85,33 @@ def classify_image(image: Image.Image, texts: Sequence[OcrText] = ()) -> tuple[O
     return FigureType(label=ranking[0][0], score=round(ranking[0][1], 4)), [(k, round(v, 4)) for k, v in ranking]
 
 
+def classify_panels(image: Image.Image, boxes: Sequence[Sequence[float]], texts: Sequence[OcrText] = (),
+                    max_panels: int = 16) -> tuple[Optional[FigureType], list[tuple[str, float]]]:
+    """Type of a (compound) figure: each panel is classified on its own (the head was trained on single
+    panels) and the probabilities are averaged, weighted by panel area."""
+    head = load_head()
+    if head is None:
+        return None, []
+    boxes = sorted(boxes, key=lambda b: -(b[2] - b[0]) * (b[3] - b[1]))[:max_panels]
+    if len(boxes) <= 1:
+        return classify_image(image, texts)
+    crops, crop_texts, weights = [], [], []
+    for b in boxes:
+        x0, y0, x1, y1 = (int(round(v)) for v in b)
+        if x1 - x0 < 8 or y1 - y0 < 8:
+            continue
+        crops.append(image.crop((x0, y0, x1, y1)))
+        crop_texts.append([OcrText(t.text, [t.bbox[0] - x0, t.bbox[1] - y0, t.bbox[2] - x0, t.bbox[3] - y0])
+                           for t in texts if t.bbox[0] >= x0 and t.bbox[2] <= x1 and t.bbox[1] >= y0 and t.bbox[3] <= y1])
+        weights.append((x1 - x0) * (y1 - y0))
+    if not crops:
+        return classify_image(image, texts)
+    probs = predict_proba(feature_vector(crops, crop_texts), head)
+    p = (probs * np.asarray(weights, np.float32)[:, None]).sum(0) / float(sum(weights))
+    ranking = sorted(zip(head["classes"], p.tolist()), key=lambda kv: -kv[1])
+    return FigureType(label=ranking[0][0], score=round(ranking[0][1], 4)), [(k, round(v, 4)) for k, v in ranking]
+
+
 def is_medical(ranking: Sequence[tuple[str, float]], keyword_hit: bool, top_k: int = 4) -> bool:
     """MedICaT's two-stage filter: caption keywords, then a medical type among the top ``top_k`` classes."""
     return bool(keyword_hit) and any(label in MEDICAL_TYPES for label, _ in list(ranking)[:top_k])
