@@ -25,10 +25,12 @@ def _app() -> typer.Typer:
 
 
 def test_panels_json_on_real_figure():
-    res = CliRunner().invoke(_app(), ["panels", str(SAMPLE), "--caption", "Title. a Schematic. b Curves.", "--json"])
+    caption = json.loads((SAMPLE.parent / "expected.json").read_text())[SAMPLE.name]["caption"]
+    res = CliRunner().invoke(_app(), ["panels", str(SAMPLE), "--caption", caption, "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert out["is_compound"] and len(out["panels"]) == 4
+    assert out["is_compound"] and [p["label"] for p in out["panels"]] == ["a", "b", "c", "d"]
+    assert all(p["subcaption"] for p in out["panels"])
     assert {"label", "bbox", "subcaption", "score"} <= set(out["panels"][0])
     assert out["ocr"] and {"text", "bbox", "role"} <= set(out["ocr"][0])
     assert out["width"] == 685 and out["caption_split"] is not None

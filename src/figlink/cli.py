@@ -21,7 +21,10 @@ err = Console(stderr=True)
 def _mount_subcommands() -> None:
     from figlink.text.cli_captions import captions_app
 
+    from figlink.vision.cli_panels import panels_command
+
     app.add_typer(captions_app, name="captions", help="Caption intelligence: subcaptions, cues, normalization.")
+    app.command("panels")(panels_command)
 
 
 _mount_subcommands()

