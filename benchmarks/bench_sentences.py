@@ -7,8 +7,10 @@ differing cases are written to benchmarks/out/sentence_diffs.txt for reading.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -18,6 +20,43 @@ import pysbd  # noqa: E402
 
 from figlink.ingest.jats import _block_text, _blocks, parse_xml_bytes  # noqa: E402
 from figlink.text.sentences import sentence_at, sentence_spans  # noqa: E402
+
+
+_ABBREV_END = re.compile(r"(?:\bet al|\b[Ff]igs?|\bca|\bpl|\bp|\bsp|\be\.g|\bi\.e|\bcf|\bvs)\.\s*$")
+_GENE_START = re.compile(r"[a-z]+[A-Z0-9]")
+
+
+def _depth(text: str, q: int) -> int:
+    return text.count("(", 0, q) - text.count(")", 0, q)
+
+
+def _judge_cut(text: str, q: int, who: str) -> str:
+    """Why a sentence cut at offset q that only one splitter makes is right or wrong."""
+    before, after = text[:q].rstrip(), text[q:].lstrip()
+    if who == "pysbd":
+        if _depth(text, q) > 0:
+            return "pysbd wrong: cut inside brackets"
+        if _ABBREV_END.search(before):
+            return "pysbd wrong: cut after an abbreviation (et al., Fig., ca., pl., p., sp.)"
+        if before[-1:] not in ".!?\"'\u201d\u2019)]":
+            return "pysbd wrong: cut without an end mark"
+        if after[:1].islower() and not _GENE_START.match(after):
+            return "pysbd wrong: cut before a lower-case word"
+        if re.match(r"\d+\)|[a-z]\)|\([a-z]\)", after):
+            return "convention: pysbd cuts before list items 1) 2)"
+        return "unclassified (pysbd cut)"
+    if re.search(r"\b[A-Z]\.$", before):
+        return "figlink by choice: a single capital ends a sentence ('Lobe A. The')"
+    if re.search(r"(?:Figs?|Figures?|Table)\.? \d+[A-Za-z]?\.$", before) or re.search(r"[?!][\"'\u201d\u2019]?$", before):
+        return "figlink right: sentence ends after a figure number or a question"
+    return "unclassified (figlink cut)"
+
+
+def adjudicate(text: str, ours: tuple[int, int], ref: tuple[int, int]) -> str:
+    """A verdict for the first boundary where the two sentences differ."""
+    if ref[0] != ours[0]:
+        return _judge_cut(text, max(ref[0], ours[0]), "pysbd" if ref[0] > ours[0] else "figlink")
+    return _judge_cut(text, min(ref[1], ours[1]), "pysbd" if ref[1] < ours[1] else "figlink")
 
 
 def main() -> None:
@@ -40,6 +79,7 @@ def main() -> None:
     t_ref = time.perf_counter() - t
     same = total = 0
     diffs: list[str] = []
+    verdicts: Counter[str] = Counter()
     for (text, xrefs, name), o, r in zip(blocks, ours, ref):
         r = [(s, e) for s, e in r if text[s:e].strip()]
         r = [(s + len(text[s:e]) - len(text[s:e].lstrip()), e - (len(text[s:e]) - len(text[s:e].rstrip())))
@@ -51,7 +91,9 @@ def main() -> None:
             if text[a[0]:a[1]] == text[b[0]:b[1]]:
                 same += 1
             else:
-                diffs.append(f"{name}\n  figlink: {text[a[0]:a[1]]}\n  pysbd:   {text[b[0]:b[1]]}\n")
+                verdict = adjudicate(text, a, b)
+                verdicts[verdict] += 1
+                diffs.append(f"{name} [{verdict}]\n  figlink: {text[a[0]:a[1]]}\n  pysbd:   {text[b[0]:b[1]]}\n")
     out = REPO / "benchmarks" / "out"
     out.mkdir(parents=True, exist_ok=True)
     (out / "sentence_diffs.txt").write_text("\n".join(diffs))
@@ -62,6 +104,8 @@ def main() -> None:
         [["figlink", f"{n / t_ours:,.0f}", f"{t_ours / len(files) * 1e3:.2f}", f"{same}/{total} = {same / total:.2%}"],
          ["pysbd", f"{n / t_ref:,.0f}", f"{t_ref / len(files) * 1e3:.2f}", "(reference)"]])
     print(f"speed-up: {t_ref / t_ours:.0f}x; differences in {out / 'sentence_diffs.txt'}")
+    print_table("Where the citing sentences differ: which splitter the rules say is right",
+                ["verdict", "xrefs"], [[k, str(v)] for k, v in verdicts.most_common()])
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+os.environ.setdefault("FIGLINK_OCR_THREADS", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"

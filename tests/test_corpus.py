@@ -86,3 +86,67 @@ def test_cli_parse_ingest_show_export(jats_dir, tmp_path):
     table = pq.read_table(out)
     with Corpus(corpus, readonly=True) as c:
         assert table.num_rows == c.stats().figures
+
+
+def test_kill_mid_run_leaves_a_consistent_corpus_and_resumes(jats_dir, tmp_path):
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    src = tmp_path / "src"
+    src.mkdir()
+    data = (jats_dir / "elife05031.xml").read_bytes()
+    for i in range(150):  # distinct bytes, so every copy is an input of its own
+        (src / f"copy{i:03d}.xml").write_bytes(data + f"\n<!-- {i} -->\n".encode())
+    corpus_dir = tmp_path / "corpus"
+    proc = subprocess.Popen([sys.executable, "-m", "figlink.cli", "ingest", str(src), "--corpus", str(corpus_dir)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    db = corpus_dir / "corpus.sqlite"
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None:
+        if db.exists():
+            try:
+                with Corpus(corpus_dir, readonly=True) as c:
+                    if c.stats().inputs_done > 0:
+                        break
+            except sqlite3.OperationalError:
+                pass  # the writer is still creating the schema
+        time.sleep(0.02)
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    with Corpus(corpus_dir, readonly=True) as c:
+        done = c.stats().inputs_done
+        assert 0 < done <= 150
+        n_figs = c.db.execute("SELECT COUNT(*), (SELECT SUM(n_figures) FROM papers) FROM figures").fetchone()
+        assert n_figs[0] == n_figs[1]  # no paper without its figures, no figures without their paper
+        for paper in c.papers():
+            assert len(paper.figures) == 6
+    report = ingest([src], corpus_dir)
+    assert report.skipped == done and report.ok == 150 - done and report.failed == 0
+
+
+def test_medicat_and_scicap_exports(jats_dir, tmp_path):
+    corpus = tmp_path / "corpus"
+    ingest([jats_dir / "journal.pone.0005723.xml"], corpus)
+    runner = CliRunner()
+    for fmt in ("medicat", "scicap"):
+        out = tmp_path / f"{fmt}.jsonl"
+        res = runner.invoke(app, ["export", "--corpus", str(corpus), "--format", fmt, "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        recs = [json.loads(line) for line in out.read_text().splitlines()]
+        assert len(recs) == 14
+    med = [json.loads(line) for line in (tmp_path / "medicat.jsonl").read_text().splitlines()]
+    # Figure 4 of the Darwinius paper: "Micro-CT of the skull …", cited with its CT images
+    fig4 = next(r for r in med if r["fig_key"] == "Figure4")
+    assert fig4["s2_caption"].startswith("Figure 4. Micro-CT of the skull")
+    assert fig4["radiology"] is True and "CT" in fig4["medical_keywords"]
+    assert any("shaded CT image" in s for s in fig4["s2orc_references"])
+    sci = [json.loads(line) for line in (tmp_path / "scicap.jsonl").read_text().splitlines()]
+    rec = next(r for r in sci if r["figure_id"] == "pone-0005723-g004")
+    assert rec["contains-subfigure"] is True
+    assert rec["2-normalized"]["2-1-basic-num"]["caption"].startswith("micro-ct of the skull")

@@ -16,6 +16,18 @@ from figlink.errors import FiglinkError
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="figlink: figures in context from scientific papers.")
 err = Console(stderr=True)
+
+
+def _mount_subcommands() -> None:
+    from figlink.text.cli_captions import captions_app
+
+    from figlink.vision.cli_panels import panels_command
+
+    app.add_typer(captions_app, name="captions", help="Caption intelligence: subcaptions, cues, normalization.")
+    app.command("panels")(panels_command)
+
+
+_mount_subcommands()
 out = Console()
 
 REPO_SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -119,7 +131,7 @@ def show(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
 
 @app.command()
 def export(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
-           fmt: str = typer.Option(..., "--format", help="jsonl (papers) | parquet (one row per figure)."),
+           fmt: str = typer.Option(..., "--format", help="jsonl (papers) | parquet (one row per figure) | medicat | scicap."),
            out_path: Path = typer.Option(..., "--out", help="Output file."),
            ) -> None:
     """Export the corpus as a dataset file."""

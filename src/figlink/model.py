@@ -59,14 +59,18 @@ class Subcaption:
     labels: list[str]
     text: str
     spans: list[list[int]] = field(default_factory=list)
+    # Spatial parts the text is about ("left", "top-right", "row 2", "inset"); a subcaption with positions
+    # refines the text of its labels (or of the shared text when it has no labels).
+    positions: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"labels": list(self.labels), "text": self.text, "spans": [list(s) for s in self.spans]}
+        return {"labels": list(self.labels), "text": self.text, "spans": [list(s) for s in self.spans],
+                "positions": list(self.positions)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Subcaption":
         return cls(labels=list(d.get("labels", [])), text=d.get("text", ""),
-                   spans=[list(s) for s in d.get("spans", [])])
+                   spans=[list(s) for s in d.get("spans", [])], positions=list(d.get("positions", [])))
 
 
 @dataclass
@@ -83,6 +87,27 @@ class CaptionSplit:
     def from_dict(cls, d: dict[str, Any]) -> "CaptionSplit":
         return cls(shared_text=d.get("shared_text", ""),
                    subcaptions=[Subcaption.from_dict(s) for s in d.get("subcaptions", [])])
+
+
+@dataclass
+class NormalizedCaption:
+    """SciCap caption normalization and selection fields (see ``figlink.text.normalize``)."""
+
+    basic: str = ""  # lower case, figure label removed, numbers -> [NUM]
+    advanced: str = ""  # basic + equations -> [EQUATION], bracketed spans -> [BRACKET]
+    first_sentence: str = ""  # first sentence of the caption, basic-normalized
+    n_sentences: int = 0
+    n_tokens: int = 0  # tokens of the basic-normalized caption
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"basic": self.basic, "advanced": self.advanced, "first_sentence": self.first_sentence,
+                "n_sentences": self.n_sentences, "n_tokens": self.n_tokens}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "NormalizedCaption":
+        return cls(basic=d.get("basic", ""), advanced=d.get("advanced", ""),
+                   first_sentence=d.get("first_sentence", ""), n_sentences=int(d.get("n_sentences", 0)),
+                   n_tokens=int(d.get("n_tokens", 0)))
 
 
 @dataclass
@@ -153,6 +178,9 @@ class Figure:
     figure_type: Optional[FigureType] = None
     is_compound: Optional[bool] = None
     is_medical: Optional[bool] = None
+    expected_panels: Optional[int] = None  # panel count read from the caption (labels, positions)
+    medical_keywords: list[str] = field(default_factory=list)  # stage-1 keywords that matched
+    caption_normalized: Optional[NormalizedCaption] = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -165,6 +193,8 @@ class Figure:
             "ocr": [o.to_dict() for o in self.ocr],
             "figure_type": None if self.figure_type is None else self.figure_type.to_dict(),
             "is_compound": self.is_compound, "is_medical": self.is_medical,
+            "expected_panels": self.expected_panels, "medical_keywords": list(self.medical_keywords),
+            "caption_normalized": None if self.caption_normalized is None else self.caption_normalized.to_dict(),
         }
 
     @classmethod
@@ -179,6 +209,9 @@ class Figure:
             ocr=[OcrText.from_dict(o) for o in d.get("ocr", [])],
             figure_type=None if d.get("figure_type") is None else FigureType.from_dict(d["figure_type"]),
             is_compound=d.get("is_compound"), is_medical=d.get("is_medical"),
+            expected_panels=d.get("expected_panels"), medical_keywords=list(d.get("medical_keywords", [])),
+            caption_normalized=None if d.get("caption_normalized") is None
+            else NormalizedCaption.from_dict(d["caption_normalized"]),
         )
 
 
@@ -225,5 +258,5 @@ class Paper:
         return next((f for f in self.figures if f.figure_id == figure_id), None)
 
 
-__all__ = ["BBox", "License", "InlineRef", "Subcaption", "CaptionSplit", "Panel", "OcrText", "FigureType",
+__all__ = ["BBox", "License", "InlineRef", "Subcaption", "CaptionSplit", "NormalizedCaption", "Panel", "OcrText", "FigureType",
            "Figure", "Paper"]

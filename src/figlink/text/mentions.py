@@ -20,7 +20,8 @@ _D = f"[{_DASH}]"
 
 # "Figure", "Figs.", "FIG", "Fig", optionally qualified ("Supplementary", "Extended Data", "Appendix 1—").
 _KEYWORD = re.compile(
-    rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+data|source\s+data)\s+
+    rf"""(?=[saefi])  # cheap first-letter test: every keyword starts with one of these
+         (?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+data|source\s+data)\s+
              |appendix\s*(?P<app>\d+|[A-Z])\s*{_D}\s*
              |(?P<appfig>appendix)\s+
              |author\s+response\s+)?
@@ -267,3 +268,54 @@ def find_mentions(text: str) -> list[Mention]:
         if cites:
             out.append(Mention(start, end, text[start:end], cites))
             pos = end
+
+
+@dataclass(frozen=True)
+class FigureIndex:
+    """The figure label that opens a caption ("Figure 1—figure supplement 2."): its text, key and span.
+
+    ``end`` includes the punctuation and spaces that separate the label from the caption text.
+    """
+
+    label: str
+    key: str
+    start: int
+    end: int
+
+
+_INDEX_TAIL = re.compile(rf"\s*(?:[.:|]|{_D}(?!\s*figure))?\s*")
+
+
+def leading_figure_index(caption: str) -> FigureIndex | None:
+    """The figure label at the very start of a caption, read with the mention grammar, or ``None``.
+
+    ``"Fig. 2: Results"`` → key ``"2"``; ``"Supplementary Figure S3."`` → ``"S3"``; ``"Extended Data Fig. 4 |"``
+    → ``"ED4"``; ``"Figure 1—figure supplement 2."`` → ``"1-s2"``. Panel letters after the number are not
+    read ("Figure 1 A schematic…" keeps "A schematic…" as caption text).
+    """
+    i = 0
+    while i < len(caption) and caption[i] in " \t\n\u00a0":
+        i += 1
+    m = _KEYWORD.match(caption, i)
+    if m is None:
+        return None
+    prefix = _qualifier_prefix(m.group("qual"), m.group("app"))
+    j = m.end()
+    while j < len(caption) and caption[j] in " \u00a0":
+        j += 1
+    n = _NUM.match(caption, j)
+    if n is None:
+        return None
+    key = _make_key(prefix, n.group("pre"), n.group("n"))
+    end = n.end()
+    s = _SUPP.match(caption, end)
+    if s is not None and not prefix:
+        k = re.compile(r"\d{1,3}(?![\d])").match(caption, s.end())
+        if k is not None:
+            key = f"{key}-s{int(k.group(0))}"
+            end = k.end()
+    if end < len(caption) and caption[end].isalnum():
+        return None  # "Figure 1a" or "Fig 12b" style: a mention, not the caption's own label
+    tail = _INDEX_TAIL.match(caption, end)
+    label_text = caption[i:end]
+    return FigureIndex(label_text, key, i, tail.end() if tail else end)

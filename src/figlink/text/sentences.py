@@ -20,12 +20,15 @@ from typing import Sequence
 
 _ABBREVIATIONS = frozenset(
     """fig figs eq eqs ref refs al e.g i.e eg ie vs v cf approx ca no nos vol vols dr mr mrs ms prof st
-    var subsp resp suppl supp sect sec ch chap tab tabs ed eds inc ltd co corp jr sr dept univ
-    min max avg est ext p pp pl pls mol wt conc temp exp jan feb mar apr jun jul aug sep sept oct nov dec
-    viz n.b""".split()
+    var subsp resp suppl supp sect sec ch chap tab tabs ed eds ltd corp jr sr dept univ
+    p pp pl pls jan feb mar apr jun jul aug sep sept oct nov dec viz n.b calcd exptl obsd anal""".split()
 )
-# Words after which a period ends the sentence only if what follows clearly opens one; "etc." does.
-_CANDIDATE = re.compile(r"""[.!?]+['"\u2019\u201d)\]]*\s+(?=[A-Z0-9(\[\u201c"'\u2018])""")
+# Left out on purpose, because in papers they end sentences more often than they abbreviate:
+# "min", "max", "wt" (wild type: "compared to WT."), "exp", "temp", "conc", "spp", "sp", "etc".
+_CANDIDATE = re.compile(
+    r"""[.!?]+['"\u2019\u201d)\]]*\s+(?=[A-Z0-9(\[\u201c"'\u2018\u0391-\u03c9])"""  # capital, digit, bracket, Greek
+    r"""|[.][)\]]?\s+(?=[a-z]+[A-Z0-9])"""  # "(Figure 4A). mDCs were…": a gene or cell name opens it
+)
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.?$")
 _INITIAL_BEFORE = re.compile(r"(?<![A-Za-z])[A-Z]\.\s+$")
 

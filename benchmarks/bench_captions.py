@@ -1,0 +1,191 @@
+"""Caption benchmark: speed, memory and quality of the caption stage, printed as one table.
+
+Measures, in one run:
+- split + normalize throughput (``split_caption`` + basic and advanced SciCap normalization) in captions
+  per CPU-second on one core, with p50/p99 latency per caption, on every figure caption of the JATS
+  development articles plus the prostate gold captions (long, multi-panel captions), and again on short
+  ROCO captions;
+- peak memory (process RSS, and Python allocations traced during the timed loop);
+- subcaption quality on ``captions/prostate_gold_splits_dev.json``: mean token F1 over gold panels
+  (gold text = shared context + panel text, compared with shared_text + the panel's own text; a gold
+  label the split does not name scores 0), for figlink and for a naive "(A)" regex splitter;
+- the stage-1 medical keyword filter on ``captions/roco_validation``: radiology captions are positives.
+
+The shared data folder is ``$FIGLINK_SHARED_DATA`` or ``../shared/data`` next to the repository; when it
+is absent the benchmark says so and exits 0.
+
+Usage: ``python benchmarks/bench_captions.py [--seconds 3] [--json OUT]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from figlink.text.caption_eval import mean_f1, naive_split
+from figlink.text.keywords import is_medical
+from figlink.text.normalize import normalize_advanced, normalize_basic
+from figlink.text.subcaptions import split_caption
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data() -> Path | None:
+    env = os.environ.get("FIGLINK_SHARED_DATA")
+    path = Path(env) if env else REPO.parent / "shared" / "data"
+    return path if path.is_dir() else None
+
+
+def jats_captions(root: Path) -> list[str]:
+    """Figure captions of the JATS development articles (title and paragraphs joined by a space)."""
+    from lxml import etree
+
+    out: list[str] = []
+    for path in sorted((root / "jats").glob("*/*")):
+        if path.suffix not in (".xml", ".nxml"):
+            continue
+        try:
+            tree = etree.parse(str(path))
+        except (etree.XMLSyntaxError, OSError):
+            continue
+        for cap in tree.iter("caption"):
+            if cap.getparent() is not None and cap.getparent().tag == "fig":
+                text = " ".join(" ".join("".join(ch.itertext()) for ch in cap).split())
+                if text:
+                    out.append(text)
+    return out
+
+
+def gold_items(root: Path) -> list[tuple[str, list[tuple[str, str]]]]:
+    data = json.loads((root / "captions" / "prostate_gold_splits_dev.json").read_text(encoding="utf-8"))
+    return [(v["caption"], [(g["label"]["text"], g["caption"]) for g in v["gt_subfigures"]]) for v in data.values()]
+
+
+def roco(root: Path) -> list[tuple[str, bool]]:
+    rows: list[tuple[str, bool]] = []
+    for name, positive in (("radiology", True), ("non-radiology", False)):
+        path = root / "captions" / "roco_validation" / name / "captions.txt"
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            _, _, caption = line.partition("\t")
+            if caption.strip():
+                rows.append((caption.strip(), positive))
+    return rows
+
+
+def process(caption: str) -> None:
+    split_caption(caption)
+    normalize_basic(caption)
+    normalize_advanced(caption)
+
+
+def speed(captions: list[str], seconds: float) -> dict[str, float]:
+    """Throughput on CPU time (one process, one core) and per-caption wall latency."""
+    for c in captions[:50]:
+        process(c)  # warm caches and compiled patterns
+    latencies: list[float] = []
+    done = 0
+    cpu0 = time.process_time()
+    while time.process_time() - cpu0 < seconds:
+        for c in captions:
+            t = time.perf_counter()
+            process(c)
+            latencies.append(time.perf_counter() - t)
+        done += len(captions)
+    cpu = time.process_time() - cpu0
+    latencies.sort()
+    return {"captions": done, "cpu_s": cpu, "per_s": done / cpu,
+            "p50_us": 1e6 * statistics.median(latencies),
+            "p99_us": 1e6 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))],
+            "chars_mean": sum(map(len, captions)) / len(captions)}
+
+
+def memory(captions: list[str]) -> dict[str, float]:
+    tracemalloc.start()
+    for c in captions:
+        process(c)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    return {"traced_peak_kib": peak / 1024, "rss_peak_mib": rss}
+
+
+def keyword_filter(rows: list[tuple[str, bool]]) -> dict[str, float]:
+    tp = fp = fn = tn = 0
+    for caption, positive in rows:
+        pred = is_medical(caption)
+        tp += pred and positive
+        fp += pred and not positive
+        fn += (not pred) and positive
+        tn += (not pred) and not positive
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return {"n": len(rows), "positives": tp + fn, "tp": tp, "fp": fp, "fn": fn, "tn": tn,
+            "precision": precision, "recall": recall,
+            "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0}
+
+
+def run(root: Path, seconds: float) -> dict[str, Any]:
+    items = gold_items(root)
+    captions = jats_captions(root) + [c for c, _ in items]
+    short = [c for c, _ in roco(root)][:2000]
+    return {
+        "speed": speed(captions, seconds),
+        "speed_short": speed(short, seconds / 2),
+        "memory": memory(captions),
+        "f1_figlink": mean_f1(items, split_caption),
+        "f1_naive": mean_f1(items, naive_split),
+        "gold_panels": sum(len(g) for _, g in items),
+        "gold_captions": len(items),
+        "keywords": keyword_filter(roco(root)),
+    }
+
+
+def table(r: dict[str, Any]) -> str:
+    s, t, m, k = r["speed"], r["speed_short"], r["memory"], r["keywords"]
+    rows = [
+        ("split + normalize throughput", f"{s['per_s']:,.0f} captions/s per core", "target >= 5,000"),
+        ("latency p50 / p99", f"{s['p50_us']:.0f} us / {s['p99_us']:.0f} us",
+         f"JATS + gold captions, mean {s['chars_mean']:.0f} chars ({s['captions']:,} processed)"),
+        ("same, short captions", f"{t['per_s']:,.0f} captions/s per core",
+         f"ROCO captions, mean {t['chars_mean']:.0f} chars; p50 {t['p50_us']:.0f} us, p99 {t['p99_us']:.0f} us"),
+        ("peak memory", f"{m['rss_peak_mib']:.0f} MiB RSS", f"{m['traced_peak_kib']:.0f} KiB traced in the loop"),
+        ("subcaption token F1, figlink", f"{r['f1_figlink']:.3f}",
+         f"target >= 0.92; {r['gold_panels']} gold panels, {r['gold_captions']} captions"),
+        ("subcaption token F1, naive (A) regex", f"{r['f1_naive']:.3f}", "same run, same scoring"),
+        ("keyword filter precision / recall", f"{k['precision']:.3f} / {k['recall']:.3f}",
+         f"ROCO validation: {k['positives']} radiology of {k['n']}; F1 {k['f1']:.3f}"),
+    ]
+    w0 = max(len(a) for a, _, _ in rows)
+    w1 = max(len(b) for _, b, _ in rows)
+    lines = [f"| {'measure'.ljust(w0)} | {'value'.ljust(w1)} | notes", f"|{'-' * (w0 + 2)}|{'-' * (w1 + 2)}|------"]
+    lines += [f"| {a.ljust(w0)} | {b.ljust(w1)} | {c}" for a, b, c in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="CPU seconds for the throughput loop")
+    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    args = parser.parse_args(argv)
+    root = shared_data()
+    if root is None:
+        print("bench_captions: shared data not found (set FIGLINK_SHARED_DATA or add ../shared/data); skipped")
+        return 0
+    results = run(root, args.seconds)
+    print(table(results))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

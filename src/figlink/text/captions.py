@@ -1,0 +1,93 @@
+"""Caption intelligence for one figure: split, compound cues, figure index, normalization, medical filter.
+
+The ingest pipeline calls :func:`enrich_caption` once per figure. :func:`analyze_caption` gives the same
+results for a bare caption string (the ``figlink captions split`` command).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from figlink.errors import InputError
+from figlink.model import CaptionSplit, Figure
+from figlink.text.compound import CompoundCues, compound_cues
+from figlink.text.keywords import find_medical_keywords
+from figlink.text.mentions import FigureIndex, leading_figure_index
+from figlink.text.normalize import normalized_caption
+from figlink.text.subcaptions import label_text, panel_caption, split_caption, split_labels
+
+MAX_CAPTION_CHARS = 100_000
+
+
+def check_caption(caption: Any) -> str:
+    """The caption as a string, or :class:`InputError` for a non-string or an oversized one."""
+    if caption is None:
+        return ""
+    if not isinstance(caption, str):
+        raise InputError(f"caption must be a string, not {type(caption).__name__}", stage="captions")
+    if len(caption) > MAX_CAPTION_CHARS:
+        raise InputError(f"caption has {len(caption)} characters; the limit is {MAX_CAPTION_CHARS}",
+                         stage="captions")
+    return caption
+
+
+def figure_index(caption: str) -> FigureIndex | None:
+    """The figure label opening the caption ("Supplementary Figure S3."), read with the mention grammar."""
+    return leading_figure_index(caption)
+
+
+def analyze_caption(caption: Any) -> dict[str, Any]:
+    """Everything figlink reads from one caption, as JSON-ready data.
+
+    Keys: ``caption_split``, ``is_compound``, ``expected_panels``, ``labels``, ``positions``,
+    ``normalized`` (basic, advanced, first_sentence, n_sentences, n_tokens), ``figure_index``
+    (label, key, span, or null), ``medical_keywords``, ``is_medical``. Raises :class:`InputError` only for
+    a non-string or oversized caption.
+    """
+    text = check_caption(caption)
+    split = split_caption(text)
+    cues = compound_cues(text, split)
+    idx = figure_index(text)
+    keywords = find_medical_keywords(text)
+    return {
+        "caption_split": split.to_dict(),
+        "is_compound": cues.is_compound,
+        "expected_panels": cues.expected_panels,
+        "labels": cues.labels,
+        "positions": cues.positions,
+        "normalized": normalized_caption(text).to_dict(),
+        "figure_index": None if idx is None else {"label": idx.label, "key": idx.key,
+                                                  "span": [idx.start, idx.end]},
+        "medical_keywords": keywords,
+        "is_medical": bool(keywords),
+    }
+
+
+def enrich_caption(figure: Figure, warnings: list[str] | None = None) -> Figure:
+    """A copy of ``figure`` with its caption fields filled (the input is not modified).
+
+    Fills ``caption_split``, ``is_compound``, ``expected_panels``, ``caption_normalized``,
+    ``medical_keywords`` and ``is_medical`` (stage 1: caption + inline references). A caption that cannot
+    be read (oversized) leaves the caption fields ``None``, still sets the medical fields from the
+    citing sentences, and appends the reason to ``warnings`` when given; nothing is raised.
+    """
+    refs = [r.text for r in figure.inline_refs]
+    try:
+        text = check_caption(figure.caption)
+    except InputError as exc:
+        if warnings is not None:
+            warnings.append(f"{figure.figure_id}: {exc}")
+        keywords = find_medical_keywords(refs)
+        return dataclasses.replace(figure, caption_split=None, is_compound=None, expected_panels=None,
+                                   caption_normalized=None, medical_keywords=keywords, is_medical=bool(keywords))
+    split = split_caption(text)
+    cues: CompoundCues = compound_cues(text, split)
+    keywords = find_medical_keywords([text, *refs])
+    return dataclasses.replace(
+        figure, caption_split=split, is_compound=cues.is_compound, expected_panels=cues.expected_panels,
+        caption_normalized=normalized_caption(text), medical_keywords=keywords, is_medical=bool(keywords))
+
+
+__all__ = ["MAX_CAPTION_CHARS", "check_caption", "figure_index", "analyze_caption", "enrich_caption",
+           "split_caption", "label_text", "panel_caption", "split_labels", "CaptionSplit"]

@@ -1,0 +1,96 @@
+"""Medical-figure filter, stage 1 (MedICaT, Appendix B): imaging keywords in the caption or the citing
+sentences. Matching is case-insensitive on word boundaries; hyphens may be any dash or a space
+("X ray", "PET–MRI"; "Xray" and "X-ray" are the list's own two spellings), and a plural "s"/"es" is
+accepted ("scans", "radiographs"; for acronyms only when written in capitals: "CTs", not "cats").
+Stage 2, an image classifier, belongs to the vision stage.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+MEDICAL_KEYWORDS: tuple[str, ...] = (
+    "MRI", "fMRI", "CT", "CAT", "PET", "PET-MRI", "MEG", "EEG", "ultrasound", "X-ray", "Xray", "nuclear",
+    "imaging", "tracer", "isotope", "scan", "positron", "EKG", "spectroscopy", "radiograph", "tomography",
+    "endoscope", "endoscopy", "colonoscopy", "elastography", "ultrasonic", "ultrasonography",
+    "echocardiogram", "endomicroscopy", "pancreatoscopy", "cholangioscopy", "enteroscopy", "retroscopy",
+    "chromoendoscopy", "sigmoidoscopy", "cholangiography", "pancreatography", "cholangio-pancreatography",
+    "esophagogastroduodenoscopy",
+)
+
+_DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+# Canonical keyword by its lower-case words: ("x", "ray") → "X-ray"; one-word keywords by the word.
+_BY_WORDS: dict[tuple[str, ...], str] = {
+    tuple(re.split(r"-", k.lower())): k for k in MEDICAL_KEYWORDS
+}
+_MAX_WORDS = max(len(w) for w in _BY_WORDS)
+_FIRSTS = frozenset(w[0] + p for w in _BY_WORDS for p in ("", "s", "es"))
+
+
+def _joined(text: str, a: int, b: int) -> bool:
+    """Two words joined by nothing, one dash or one space ("X-ray", "X ray", "PET–MRI")."""
+    gap = text[a:b]
+    return gap == "" or (len(gap) == 1 and (gap in _DASHES or gap.isspace()))
+
+
+def _lookup(words: tuple[str, ...], last_raw: str) -> str | None:
+    """The keyword these words spell, allowing a plural on the last word ("scans"; "CTs" but not "cats")."""
+    hit = _BY_WORDS.get(words)
+    if hit is not None:
+        return hit
+    last = words[-1]
+    for suffix in ("es", "s"):
+        if last.endswith(suffix) and len(last) > len(suffix):
+            hit = _BY_WORDS.get(words[:-1] + (last[: -len(suffix)],))
+            if hit is not None:
+                stem = last_raw[: -len(suffix)]
+                if hit.isupper() and not stem.isupper():
+                    return None  # an acronym takes a plural only when written as one
+                return hit
+    return None
+
+
+def find_medical_keywords(texts: Iterable[str] | str) -> list[str]:
+    """The stage-1 keywords found in ``texts`` (canonical spelling, first-seen order, no repeats).
+
+    Words are runs of letters and digits, so matches fall on word boundaries; the longest keyword wins
+    ("PET-MRI" over "PET", "cholangio-pancreatography" over "pancreatography").
+    """
+    if isinstance(texts, str):
+        texts = [texts]
+    found: dict[str, None] = {}
+    for text in texts:
+        if not text:
+            continue
+        if _FIRSTS.isdisjoint(_WORD.findall(text.lower())):
+            continue  # no word can start a keyword: the common case, decided in C
+        words = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text)]
+        lows = [w.lower() for _, _, w in words]
+        i = 0
+        while i < len(words):
+            if lows[i] not in _FIRSTS:
+                i += 1
+                continue
+            hit, used = None, 1
+            for n in range(min(_MAX_WORDS, len(words) - i), 0, -1):
+                if n > 1 and not all(_joined(text, words[i + k][1], words[i + k + 1][0]) for k in range(n - 1)):
+                    continue
+                hit = _lookup(tuple(lows[i:i + n]), words[i + n - 1][2])
+                if hit is not None:
+                    used = n
+                    break
+            if hit is not None:
+                found.setdefault(hit, None)
+            i += used
+    return list(found)
+
+
+def is_medical(caption: str, inline_refs: Iterable[str] = ()) -> bool:
+    """Stage-1 decision: does the caption or any citing sentence name an imaging keyword?"""
+    return bool(find_medical_keywords([caption, *inline_refs]))
+
+
+__all__ = ["MEDICAL_KEYWORDS", "find_medical_keywords", "is_medical"]

@@ -1,0 +1,268 @@
+"""Panel-label tokens of a caption and the role each one plays.
+
+``find_label_tokens`` reads the label grammar of ``figlink.text.labels`` outside figure mentions, keeps one
+letter case and the labels that form a sequence, and merges neighbours joined only by separators ("(A) and
+(B)", "(i)–(iv)"). ``assign_roles`` then reads the caption left to right and marks every token as an
+*opener* (it starts text about its panels: "(A) Weight of…", "A and C: 100X", "…from (A) KEGG network"),
+a *trailer* (it closes a clause about them: "…positivity for PSA (a).") or a *reference* ("same as (A)",
+"panels A and C"), which never splits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from figlink.text.labels import LabelToken, accepted_labels, label_order, raw_label_tokens
+from figlink.text.mentions import expand_letters, find_mentions
+
+_DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+_JOIN = re.compile(rf"\s*(?:,\s*)?(?P<sep>and|&|or|to|through|[{_DASH}]|,)?\s*$", re.I)
+_FUNCTION_WORDS = frozenset(
+    "of in from for with and or the a an to on at by between into onto over under than that which where whereas "
+    "while but".split())
+_CLAUSE_WORDS = frozenset("and or in with to vs versus at on from for of but whereas while compared".split())
+_NEXT_WORD = re.compile(r"\s*([A-Za-z]+)")
+_HEADING = re.compile(r"(?:(?<=[;,])\s*(?:and|or)|\b[A-Z][a-z]+)\s+$")
+_PREV_WORD = re.compile(r"([A-Za-z]+)\W*$")
+_SENTENCE_BREAK = re.compile(r"[.!?;]\s")
+_IMAGE_NUMBER = re.compile(r"images?\s*\d")
+_MERGEABLE = frozenset({"paren", "half", "panel", "panelparen"})
+_ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
+
+
+@dataclass
+class Tok:
+    """A label token after merging, with its role (open, trail, ref)."""
+
+    start: int
+    end: int
+    labels: list[str]
+    forms: set[str]
+    note: bool = False
+    role: str = "ref"
+    at_start: bool = False
+
+
+def _range(a: str, b: str) -> list[str]:
+    if a in _ROMANS and b in _ROMANS and _ROMANS.index(a) < _ROMANS.index(b):
+        return list(_ROMANS[_ROMANS.index(a):_ROMANS.index(b) + 1])
+    if a.isdigit() and b.isdigit() and 0 < int(b) - int(a) <= 30:
+        return [str(n) for n in range(int(a), int(b) + 1)]
+    if len(a) == 1 and len(b) == 1:
+        return expand_letters(a, b)
+    return [a, b]
+
+
+def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
+    """Merge neighbours joined only by separators: "(A) and (B)", "(i)–(iv)", "(B) and C)"."""
+    out: list[Tok] = []
+    for t in tokens:
+        if out:
+            prev = out[-1]
+            gap = text[prev.end:t.start]
+            m = _JOIN.fullmatch(gap) if len(gap) <= 8 else None
+            if m is not None and prev.forms <= _MERGEABLE and t.form in _MERGEABLE and not prev.note:
+                sep = (m.group("sep") or "").lower()
+                if sep and (sep in _DASH or sep in ("to", "through")):
+                    prev.labels = prev.labels[:-1] + _range(prev.labels[-1], t.labels[0]) + t.labels[1:]
+                else:
+                    prev.labels = prev.labels + t.labels
+                prev.end = t.end
+                prev.forms.add(t.form)
+                prev.note = t.note
+                continue
+        out.append(Tok(t.start, t.end, list(t.labels), {t.form}, t.note))
+    for t in out:
+        seen: dict[str, None] = {}
+        for lab in t.labels:
+            seen.setdefault(lab, None)
+        t.labels = list(seen)
+    return out
+
+
+def _prev_char(text: str, i: int, floor: int) -> tuple[str, int]:
+    j = i - 1
+    while j >= floor and text[j] in " \t\n\u00a0":
+        j -= 1
+    return (text[j], j) if j >= floor else ("", j)
+
+
+def _prev_word(text: str, i: int) -> str:
+    m = _PREV_WORD.search(text[max(0, i - 20):i])
+    return m.group(1).lower() if m else ""
+
+
+def next_char(text: str, i: int) -> str:
+    j = i
+    while j < len(text) and text[j] in " \t\n\u00a0":
+        j += 1
+    return text[j] if j < len(text) else ""
+
+
+def _same_sentence(text: str, a: int, b: int) -> bool:
+    return _SENTENCE_BREAK.search(text, a, b) is None
+
+
+def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int]) -> None:
+    """Opener, trailer or reference for every token, reading the caption left to right.
+
+    Mid-sentence labels take the style of their sentence: when its last label is followed by
+    punctuation ("…specimen (b).") they are trailers, otherwise openers ("…from (A) KEGG and (B) EHMN").
+    In a caption with openers, a label already described elsewhere and not part of the current group is
+    a reference ("same as (A)").
+    """
+    opened: set[str] = set()
+    order_all = sorted({lab for t in tokens for lab in t.labels}, key=label_order)
+    current: set[str] = set()
+    parent: set[str] = set()  # the last opener that was not a sub-label of the one before
+    last: Tok | None = None
+    for k, t in enumerate(tokens):
+        prev, pj = _prev_char(text, t.start, body)
+        glued = bool(prev) and pj == t.start - 1 and prev.isalpha() and "paren" in t.forms
+        # After a period only where the sentence splitter starts a sentence ("sp. nov. (A-J)" does not).
+        t.at_start = (not prev) or t.start in sent_starts or prev in "!?;:" or glued
+        nxt = next_char(text, t.end)
+        content = bool(nxt) and nxt not in ".,;:)]"
+        forms = t.forms
+        labels = set(t.labels)
+        pending = [lab for lab in order_all if lab not in opened]
+        fresh = t.labels[0] not in opened and not labels & current
+        sub = (bool(current) and labels < current) or (bool(parent) and labels < parent)
+        may_trail = fresh or sub or not current
+        if forms & {"dot", "colon", "bare"}:
+            role = "open"  # kept only where a clause opens (see _label_tokens)
+            t.at_start = True
+        elif "panel" in forms and forms <= {"panel"}:
+            role = "open" if t.at_start and (content or nxt == ":") else "ref"
+        elif forms == {"panelparen"} and current:
+            role = "ref"  # "(panel B)" inside a group's text points at a panel; it does not split
+        elif t.at_start:
+            role = "open" if content else "ref"
+        elif not content:
+            before = last if last is not None and _same_sentence(text, last.end, t.start) else None
+            if before is not None and before.role == "open" and not before.at_start and not fresh \
+                    and not labels < set(before.labels):
+                role = "ref"  # "note that (I) is a magnified view of … (H)."
+            else:
+                role = "trail" if may_trail else "ref"
+        else:
+            role = _inline_role(text, t, last, fresh, sub, may_trail, prev)
+        t.role = role
+        last = t
+        if role == "open":
+            opened.update(t.labels)
+            if not (parent and labels < parent) or t.at_start:
+                parent = set(labels)
+            current = set(t.labels)
+        elif role == "trail":
+            opened.update(t.labels)
+
+
+def _inline_role(text: str, t: Tok, last: Tok | None, fresh: bool, sub: bool, may_trail: bool,
+                 prev: str) -> str:
+    """Role of a label inside a sentence and followed by words.
+
+    Followed by a conjunction or preposition it closes the clause before it ("…wild-type (A) and unc-116
+    (B) adults…", "…GOLPH2 (D) in comparison…"); after a function word it opens ("…from (A) KEGG
+    network", "…images of (A) MTs alone"); before a capitalized word it opens, as in a run of openers
+    ("(A) Bone marrow (B) Liver (C) Lung").
+    """
+    before = last if last is not None and _same_sentence(text, last.end, t.start) else None
+    if before is not None and before.role == "trail":
+        return "trail" if may_trail else "ref"
+    after = _NEXT_WORD.match(text, t.end)
+    nxt_word = after.group(1).lower() if after else ""
+    if nxt_word in _CLAUSE_WORDS:
+        return "trail" if may_trail else "ref"
+    if not (fresh or sub):
+        return "ref"
+    if _prev_word(text, t.start) in _FUNCTION_WORDS:
+        return "open"
+    nxt = next_char(text, t.end)
+    if nxt.isupper() or nxt.isdigit():
+        return "open"
+    if prev == "," and (fresh or sub) and (before is None or before.role == "open"):
+        return "open"
+    return "trail" if may_trail else "ref"
+
+
+def _opens_clause(text: str, i: int, body: int, sent_starts: set[int]) -> bool:
+    """Where a dot/colon label may stand: a sentence or clause start, after "; and", or after a one-word
+    heading opening the sentence ("Genotypes A: …")."""
+    prev, j = _prev_char(text, i, body)
+    if not prev or i in sent_starts or prev in ".!?;:(":
+        return True
+    m = _HEADING.search(text, max(body, i - 30), i)
+    return m is not None and (m.start() == body or m.start() in sent_starts
+                              or _prev_char(text, m.start(), body)[0] in ".!?;:,")
+
+
+def _case_of(t: LabelToken) -> str:
+    letters = [a for a in t.raw if a[:1].isalpha() and len(a.rstrip("'\u2032\u2019")) == 1]
+    if not letters:
+        return ""
+    if all(a.isupper() for a in letters):
+        return "upper"
+    return "lower" if all(a.islower() for a in letters) else ""
+
+
+def _is_comma_label(t: LabelToken) -> bool:
+    return t.form == "colon" and t.comma
+
+
+def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
+    """Keep the letter labels of one case: a caption labels its panels in one case, so with "(A)", "(B)"
+    the "(i)" and "(c)" of "dense arbor (i) … output arbor (c)" name something else.
+
+    Both cases stay when they complete each other ("(A, B) … c-d) …"). Otherwise the case with more votes
+    wins (a comma label such as "a, B0213.7;" counts half: legends look the same), then the one whose
+    labels form the longer panel sequence, then the case of the first label.
+    """
+    by_case: dict[str, list[LabelToken]] = {"upper": [], "lower": []}
+    for t in tokens:
+        case = _case_of(t)
+        if case:
+            by_case[case].append(t)
+    if not by_case["upper"] or not by_case["lower"]:
+        return tokens
+    letters = {c: {lab for t in ts for lab in t.labels} for c, ts in by_case.items()}
+    if not letters["upper"] & letters["lower"]:
+        if letters["upper"] | letters["lower"] <= accepted_labels(by_case["upper"] + by_case["lower"]):
+            return tokens
+    first = next(_case_of(t) for t in tokens if _case_of(t))
+
+    def score(case: str) -> tuple[float, int, int]:
+        votes = sum(0.5 if _is_comma_label(t) else 1.0 for t in by_case[case])
+        return votes, len(accepted_labels(by_case[case])), int(first == case)
+
+    keep = max(("upper", "lower"), key=score)
+    return [t for t in tokens if _case_of(t) in ("", keep)]
+
+
+def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> list[Tok]:
+    low = text.lower()
+    maybe = "fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)
+    masked = [(m.start, m.end) for m in find_mentions(text) if m.end > body] if maybe else []
+    starts = [s for s, _ in sents]
+    raw = raw_label_tokens(text, body, None, masked, starts)
+    start_set = set(starts)
+    raw = [t for t in raw if not (t.form in ("dot", "colon") or any(a.isdigit() for a in t.raw))
+           or _opens_clause(text, t.start, body, start_set)]
+    raw = _one_case(raw)
+    bare = [t for t in raw if t.form == "bare"]
+    bare_letters = {t.labels[0] for t in bare}
+    if not {"a", "b"} <= bare_letters:
+        raw = [t for t in raw if t.form != "bare"]
+    merged = _merge(text, raw)
+    keep = accepted_labels([LabelToken(t.start, t.end, t.labels, "merged") for t in merged])
+    kept: list[Tok] = []
+    for t in merged:
+        labels = [lab for lab in t.labels if lab in keep]
+        if labels:
+            t.labels = labels
+            kept.append(t)
+    return kept
+
+
+__all__ = ["Tok", "find_label_tokens", "assign_roles", "next_char"]

@@ -1,0 +1,363 @@
+"""The panel-label grammar of captions: where a caption names panels, and which panels it names.
+
+Recognized forms (upper or lower case): ``(a)`` ``a)`` ``a.`` ``A:`` ``(A–C)`` ``(a,b)`` ``(a and b)``
+``(a, c, and e)`` ``(i)–(iv)`` ``1)`` ``(A-left)`` ``(A, top)`` ``A'`` ``panels A and B``, and a bare
+letter opening a sentence ("a *10 magnification…") when the caption uses that style consistently.
+Ranges expand (``A–C`` → a, b, c). Letters that figure mentions already claim ("Figure 1a") are masked
+by the caller. A final pass keeps only labels that form a plausible sequence (a, b, c … with small gaps),
+so abbreviation legends such as "(M, methylated; U, unmethylated)" are not taken for panels.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+from figlink.text.mentions import expand_letters
+
+_DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+_ROMAN = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii", "xiii", "xiv", "xv")
+_ROMAN_INDEX = {r: n for n, r in enumerate(_ROMAN, 1)}
+_POSITION_WORDS = {
+    "left": "left", "right": "right", "top": "top", "bottom": "bottom", "upper": "top", "lower": "bottom",
+    "middle": "middle", "center": "middle", "centre": "middle", "inset": "inset", "insets": "inset",
+}
+
+_ATOM = (r"(?:[A-Za-z](?![A-Za-z])['\u2032\u2019]{0,2}|(?:i{1,3}|iv|vi{0,3}|ix|xi{0,3}|I{1,3}|IV|VI{0,3}|IX|XI{0,3})"
+         r"(?![A-Za-z])|[a-z]{2}(?![A-Za-z])|\d{1,2}(?!\d))")
+_SEP = rf"(?:\s*,?\s*(?:and|or|&|to|through|thru)\s+|\s*[,;]\s*|\s*[{_DASH}]\s*)"
+_POS = r"(?:\s*[,\-\u2013]?\s*(?:top|bottom|upper|lower|middle|cent(?:er|re)|left|right|inset)s?" \
+       r"(?:[\s\-]+(?:left|right|middle|cent(?:er|re)))?(?:\s+(?:panels?|images?|parts?))?)"
+_ITEM = rf"{_ATOM}{_POS}?"
+_LIST = rf"{_ITEM}(?:{_SEP}{_ITEM})*"
+
+# (a) (A–C) (a, c, and e) (A, left) (C, in red, 200*) — a list of atoms, optionally followed by a note.
+_PAREN = re.compile(rf"\(\s*(?:panels?\s+)?(?P<list>{_LIST})\s*(?P<note>[,;:]\s*[^()]{{0,60}}?)?\s*\)")
+# (image C) (PSA; image C) (panels A and B)
+_PAREN_WORD = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*)?(?:panels?|images?)\s+(?P<list>{_LIST})\s*\)", re.I)
+# a) A) A and B) — closing parenthesis only, not preceded by a word character or "(".
+_HALF = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)")
+_HALF_END = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)$")
+# A. a. A: A and C: A, — only where a sentence or clause opens (checked by the caller).
+_PUNCT = re.compile(rf"(?<![\w'])(?P<list>{_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])")
+# Bare: "a *10 magnification", "A Representative" — a single letter opening a sentence.
+_BARE = re.compile(r"(?P<list>[A-Za-z])[ \t\u00a0]+(?=\S)")
+# panel A, panels A and B, panels A–C
+_PANELWORD = re.compile(rf"(?<![\w-])[Pp](?i:anels?)\s+(?P<list>{_LIST})(?![\w'])")
+
+_SPLIT = re.compile(rf"({_SEP})")
+_SINGLE = re.compile(r"[A-Za-z]['\u2032\u2019]{0,2}")
+_POS_IN_ITEM = re.compile(_POS, re.I)
+
+
+@dataclass
+class LabelToken:
+    """A place where the caption names panels: its span, the panels, and how it is written."""
+
+    start: int
+    end: int
+    labels: list[str]
+    form: str  # paren | half | dot | colon | bare | panel
+    positions: list[str] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)  # atoms as written, before the sequence check
+    note: bool = False  # "(C, in red, 200*)": the parenthesis carries more than labels
+    comma: bool = False  # written "A, text" (weaker evidence than "(A)": legends look the same)
+
+
+def _position_of(text: str) -> str:
+    words = [_POSITION_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _POSITION_WORDS]
+    seen: list[str] = []
+    for w in words:
+        if w not in seen:
+            seen.append(w)
+    return "-".join(seen)
+
+
+def _atoms(listing: str) -> tuple[list[str], list[str], list[str]] | None:
+    """Atoms, separators and positions of a label list; ``None`` when it is not one."""
+    parts = _SPLIT.split(listing)
+    atoms: list[str] = []
+    seps: list[str] = []
+    positions: list[str] = []
+    for k, part in enumerate(parts):
+        if k % 2:
+            seps.append(part.strip().lower())
+            continue
+        m = _POS_IN_ITEM.search(part)
+        if m is not None and m.start() > 0:
+            positions.append(_position_of(m.group(0)))
+            part = part[: m.start()]
+        atom = part.strip()
+        if not re.fullmatch(_ATOM, atom):
+            return None
+        atoms.append(atom)
+    return atoms, seps, positions
+
+
+def _expand(atoms: list[str], seps: list[str]) -> list[str]:
+    """Lower-case labels with ranges expanded: A–C → a, b, c; (i)–(iv) → i, ii, iii, iv."""
+    out: list[str] = [atoms[0]]
+    for sep, atom in zip(seps, atoms[1:]):
+        is_range = sep in _DASH or sep in ("to", "through", "thru")
+        prev = out[-1]
+        if is_range and prev.lower() in _ROMAN_INDEX and atom.lower() in _ROMAN_INDEX \
+                and (len(prev) > 1 or len(atom) > 1):
+            a, b = _ROMAN_INDEX[prev.lower()], _ROMAN_INDEX[atom.lower()]
+            if a < b:
+                out.extend(_ROMAN[a:b])
+                continue
+        if is_range and len(prev) == 1 and len(atom) == 1 and prev.isalpha() and atom.isalpha():
+            out[-1:] = expand_letters(prev, atom)
+            continue
+        if is_range and prev.isdigit() and atom.isdigit() and 0 < int(atom) - int(prev) <= 30:
+            out.extend(str(n) for n in range(int(prev) + 1, int(atom) + 1))
+            continue
+        out.append(atom)
+    return [a.lower() for a in out]
+
+
+def _valid_atoms(atoms: list[str]) -> bool:
+    """Atoms longer than one character must be roman numerals, primes, doubled letters or numbers."""
+    for a in atoms:
+        core = a.rstrip("'\u2032\u2019")
+        if len(core) == 1 or core.isdigit():
+            continue
+        low = core.lower()
+        if low in _ROMAN_INDEX and (core.islower() or core.isupper()):
+            continue
+        if len(core) == 2 and core.isalpha() and core.islower():
+            continue  # "aa", "ab": labels past z (kept only when the sequence reaches z)
+        return False
+    return True
+
+
+def _token(m: re.Match[str], form: str) -> LabelToken | None:
+    listing = m.group("list")
+    if _SINGLE.fullmatch(listing) and not m.groupdict().get("note"):
+        if form in ("dot", "colon") and listing.isdigit():
+            return None
+        comma = form == "dot" and m.group("p") == ","
+        if form == "dot" and m.group("p") != ".":
+            form = "colon"
+        return LabelToken(m.start(), m.end(), [listing.lower()], form, [], [listing], False, comma)
+    parsed = _atoms(listing)
+    if parsed is None:
+        return None
+    atoms, seps, positions = parsed
+    note = bool(m.groupdict().get("note"))
+    if not _valid_atoms(atoms) and form in ("paren", "panelparen"):
+        # "(E, red, 200*)": labels first, then a note after a comma.
+        k = next(i for i in range(len(atoms)) if not _valid_atoms([atoms[i]]))
+        if k == 0 or seps[k - 1] not in (",", ";"):
+            return None
+        atoms, seps, note = atoms[:k], seps[:k - 1], True
+    if not _valid_atoms(atoms):
+        return None
+    if form in ("dot", "colon") and any(a.isdigit() for a in atoms):
+        return None  # "5." and "10:" are numbers, not labels
+    comma = form == "dot" and m.group("p") == ","
+    if form == "dot" and m.group("p") != ".":
+        form = "colon"
+    return LabelToken(m.start(), m.end(), _expand(atoms, seps), form, positions, atoms, note, comma)
+
+
+def _free(m: re.Match[str], taken: list[tuple[int, int]]) -> bool:
+    return not any(a < m.end() and m.start() < b for a, b in taken)
+
+
+def _scan(pattern: re.Pattern[str], form: str, text: str, start: int, end: int,
+          taken: list[tuple[int, int]]) -> list[LabelToken]:
+    out: list[LabelToken] = []
+    for m in pattern.finditer(text, start, end):
+        tok = _token(m, form) if _free(m, taken) else None
+        if tok is not None:
+            out.append(tok)
+    return out
+
+
+def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """"a)", "A and B)": looked for only before each closing parenthesis."""
+    out: list[LabelToken] = []
+    closed = {b - 1 for _, b in taken}
+    i = text.find(")", start, end)
+    while i != -1:
+        j = i
+        while j > start and i - j <= 5 and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
+            j -= 1
+        # "(FMNH PR 2512 Vertebra B)": a ")" that closes an earlier "(" ends a note, not a label.
+        inside = text.rfind("(", max(start, j - 200), j) > text.rfind(")", max(start, j - 200), j)
+        if 0 < i - j <= 4 and i not in closed and not inside and (j == start or not text[j - 1].isalnum()):
+            m = _HALF_END.search(text, max(start, i - 40), i + 1)
+            if m is not None and _free(m, taken):
+                tok = _token(m, "half")
+                if tok is not None:
+                    out.append(tok)
+        i = text.find(")", i + 1, end)
+    return out
+
+
+def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
+             taken: list[tuple[int, int]]) -> list[LabelToken]:
+    out: list[LabelToken] = []
+    for s in starts:
+        if _SHORT_WORD.match(text, s) is None:
+            continue  # labels are short: "A", "iv", "12"
+        m = pattern.match(text, s)
+        if m is not None and _free(m, taken):
+            tok = _token(m, form)
+            if tok is not None:
+                out.append(tok)
+    return out
+
+
+_SHORT_WORD = re.compile(r"[^\W_]{1,4}(?![^\W_])")
+_CLAUSE_END = re.compile(r"[;,]\s*(?:and|or)\s+|[.;:!?(]\s*")
+_HEADING_WORD = re.compile(r"[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)")  # "Genotypes A: …"
+
+
+def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) -> list[LabelToken]:
+    """Single letters opening a sentence; an upper-case one must be followed by a capitalized word
+    ("A Representative…", not "A representative…" nor "B cells…")."""
+    out: list[LabelToken] = []
+    for s in starts:
+        m = _BARE.match(text, s)
+        if m is None or any(a < m.end() and s < b for a, b in masked):
+            continue
+        letter = m.group("list")
+        nxt = text[m.end():m.end() + 1]
+        if letter.isupper() and not (nxt.isupper() or nxt.isdigit()):
+            continue
+        out.append(LabelToken(m.start(), m.end(), [letter.lower()], "bare", [], [letter]))
+    return out
+
+
+def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
+                     masked: list[tuple[int, int]] | None = None,
+                     sentence_starts: list[int] | None = None) -> list[LabelToken]:
+    """Every candidate label token in ``text[start:end]``, before the sequence check, in order.
+
+    Bare letters are looked for only at ``sentence_starts``."""
+    stop = len(text) if end is None else end
+    masked = list(masked or [])
+    sentence_starts = list(sentence_starts or [])
+    base = set(sentence_starts) | {m.end() for m in _CLAUSE_END.finditer(text, start, stop)} | {start}
+    headed = {m.end() for m in (_HEADING_WORD.match(text, i) for i in sentence_starts + [start] if i < stop)
+              if m is not None}
+    clause_starts = sorted(base | headed)
+    low = text.lower()
+    tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, masked) \
+        if "(" in text and ("panel" in low or "image" in low) else []
+    taken = masked + [(t.start, t.end) for t in tokens]
+    if "(" in text:
+        tokens += _scan(_PAREN, "paren", text, start, stop, taken)
+        taken = masked + [(t.start, t.end) for t in tokens]
+    words = _scan(_PANELWORD, "panel", text, start, stop, taken) if "anel" in text else []
+    taken += [(t.start, t.end) for t in words]
+    half = _scan_half(text, start, stop, taken)
+    taken += [(t.start, t.end) for t in half]
+    punct = _scan_at(_PUNCT, "dot", text, [c for c in clause_starts if c < stop], taken)
+    taken += [(t.start, t.end) for t in punct]
+    bare = _bare_tokens(text, sentence_starts, taken)
+    return sorted(tokens + words + half + punct + bare, key=lambda t: t.start)
+
+
+def _letter_index(label: str) -> int | None:
+    core = label.rstrip("'\u2032\u2019")
+    if len(core) == 1 and core.isalpha():
+        return ord(core) - ord("a")
+    if len(core) == 2 and core.isalpha():
+        return 26 + (ord(core[0]) - ord("a")) * 26 + (ord(core[1]) - ord("a"))
+    return None
+
+
+def accepted_labels(tokens: list[LabelToken], max_gap: int = 2) -> set[str]:
+    """Labels that form a plausible panel sequence.
+
+    Letters are kept from the smallest one (which must be among a–c) while consecutive letters differ by
+    at most ``max_gap``; multi-letter romans (ii, iv) switch i, v and x to roman numerals unless the
+    letters already run past h; numbers count only when no letters are found and 1 and 2 are there.
+    """
+    letters: set[int] = set()
+    romans: set[str] = set()
+    numbers: set[int] = set()
+    for t in tokens:
+        for lab in t.labels:
+            core = lab.rstrip("'\u2032\u2019")
+            if core.isdigit():
+                numbers.add(int(core))
+            elif core in _ROMAN_INDEX and len(core) > 1:
+                romans.add(core)
+            else:
+                idx = _letter_index(core)
+                if idx is not None:
+                    letters.add(idx)
+    roman_mode = bool(romans) and not ({7, 6} <= letters)  # no g, h before i
+    if roman_mode:
+        for r in ("i", "v", "x"):
+            idx = ord(r) - ord("a")
+            if idx in letters and not {idx - 1, idx - 2} & letters:
+                letters.discard(idx)
+                romans.add(r)
+    keep: set[str] = set()
+    chain: list[int] = []
+    for idx in sorted(letters):
+        if not chain:
+            if idx > 2:
+                break
+            chain.append(idx)
+        elif idx - chain[-1] <= max_gap:
+            chain.append(idx)
+        else:
+            break
+    for idx in chain:
+        keep.add(chr(ord("a") + idx) if idx < 26 else
+                 chr(ord("a") + (idx - 26) // 26) + chr(ord("a") + (idx - 26) % 26))
+    if 25 not in chain:
+        keep = {k for k in keep if len(k) == 1}
+    if romans:
+        ordered = sorted(_ROMAN_INDEX[r] for r in romans)
+        if ordered[0] <= 2:
+            prev = ordered[0]
+            for n in ordered:
+                if n - prev > max_gap:
+                    break
+                keep.add(_ROMAN[n - 1])
+                prev = n
+    if not chain and {1, 2} <= numbers:
+        ordered_n = sorted(numbers)
+        if ordered_n[0] <= 2:
+            prev = ordered_n[0]
+            for n in ordered_n:
+                if n - prev > max_gap:
+                    break
+                keep.add(str(n))
+                prev = n
+    return keep
+
+
+@functools.lru_cache(maxsize=4096)
+def label_order(label: str) -> tuple[int, int]:
+    """Sort key of a label: letters a…z, aa…, then romans, then numbers."""
+    core = label.rstrip("'\u2032\u2019")
+    idx = None if (len(core) > 1 and core in _ROMAN_INDEX) else _letter_index(core)
+    if idx is not None:
+        return (0, idx * 4 + (len(label) - len(core)))
+    if core in _ROMAN_INDEX:
+        return (1, _ROMAN_INDEX[core])
+    return (2, int(core) if core.isdigit() else 0)
+
+
+def sort_labels(labels: "set[str] | list[str]") -> list[str]:
+    """Labels in panel order; with multi-letter romans present, i, v and x sort as romans."""
+    roman = any(len(lab) > 1 and lab in _ROMAN_INDEX for lab in labels)
+
+    def key(lab: str) -> tuple[int, int]:
+        if roman and lab in _ROMAN_INDEX:
+            return (1, _ROMAN_INDEX[lab])
+        return label_order(lab)
+
+    return sorted(set(labels), key=key)
+
+
+__all__ = ["LabelToken", "raw_label_tokens", "accepted_labels", "label_order", "sort_labels"]

@@ -1,0 +1,168 @@
+"""Spatial references in captions ("left", "top right panel", "second row", "inset") as positional labels.
+
+A position is normalized to a short string: ``left``, ``right``, ``top``, ``bottom``, ``middle``,
+combinations such as ``top-left``, ``row 2``, ``column 1``, ``row last`` and ``inset``. Each reference is
+classified by how it is used:
+
+- ``open``: it opens text about that part of the figure ("Top: …", "Left panels, …", "The right panel
+  shows …");
+- ``trail``: a parenthesis closing a clause about it ("… benign glands (upper part of picture)");
+- ``ref``: any other mention ("in the upper left panel"), which names a place but does not split.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_VERT = r"(?:top|bottom|upper|lower|middle|cent(?:er|re))"
+_HORZ = r"(?:left|right|middle|cent(?:er|re))(?:[- ]hand)?(?:most)?"
+_NOUN = (r"(?:panels?|images?|graphs?|plots?|pictures?|micrographs?|photo(?:graph)?s?|sections?|parts?|"
+         r"halves|half|sides?|corners?|rows?|columns?|insets?|boxes|box|blots?|charts?|maps?)")
+_ORD = r"(?:first|second|third|fourth|fifth|sixth|last|1st|2nd|3rd|4th|5th|6th|top|bottom|middle|upper|lower)"
+_PLACE = (rf"(?:(?:far[- ])?{_VERT}(?:[- ]?{_HORZ})?|(?:far[- ])?{_HORZ}|{_ORD}\s+(?:rows?|columns?|lines?)|"
+          rf"(?:rows?|columns?)\s+\d|insets?)")
+_PHRASE = rf"(?P<place>{_PLACE})(?:\s+(?P<noun>{_NOUN}))?(?:\s+of\s+(?:the\s+)?(?:picture|figure|image|panel))?"
+_VERB = (r"(?:shows?|depicts?|displays?|represents?|illustrates?|indicates?|contains?|presents?|"
+         r"demonstrates?|is|are|was|were|corresponds?)")
+
+_PAREN = re.compile(rf"\(\s*(?:the\s+)?{_PHRASE}\s*(?P<note>[,;:*]\s*[^()]{{0,60}}?)?\s*\)", re.I)
+_OPEN = re.compile(rf"(?<![\w-])(?P<at>(?:in|on|at)\s+)?(?:the\s+)?{_PHRASE}\s*(?:(?P<colon>[:,])|(?=\s+{_VERB}\b))", re.I)
+_REF = re.compile(rf"(?<![\w-]){_PHRASE}", re.I)
+_LEAD = re.compile(r"(?:\b(?:in|on|at)\s+)?(?:\bthe\s+)?$", re.I)
+_ANY = re.compile(r"(?:top|bottom|upper|lower|middle|cent(?:er|re)|left|right|far|insets?|rows?|columns?)(?![a-z])")
+_CLAUSE_LEAD = re.compile(r"(?:^|[.;:!?]\s*|,\s*(?:and|while|whereas)?\s*|\b(?:and|while|whereas)\s+)$", re.I)
+
+_SENTENCE_LEAD = re.compile(r"(?:^|[.;:!?]\s*)$")
+_WORDS = {"upper": "top", "lower": "bottom", "center": "middle", "centre": "middle", "leftmost": "left",
+          "rightmost": "right"}
+_ORDINALS = {"first": "1", "1st": "1", "second": "2", "2nd": "2", "third": "3", "3rd": "3", "fourth": "4",
+             "4th": "4", "fifth": "5", "5th": "5", "sixth": "6", "6th": "6", "last": "last"}
+
+
+@dataclass
+class PositionToken:
+    """A spatial reference: its span, the normalized position, and its role (open, trail, ref)."""
+
+    start: int
+    end: int
+    position: str
+    role: str
+    noun: str = ""  # the word after the place ("panel", "row", "part"), lower case
+
+
+def normalize_position(phrase: str) -> str:
+    """``"upper left panel"`` → ``"top-left"``; ``"second row"`` → ``"row 2"``; ``"insets"`` → ``"inset"``."""
+    words = re.findall(r"[a-z0-9]+", phrase.lower().replace("-hand", "").replace("far", ""))
+    words = [_WORDS.get(w, w.removesuffix("most")) for w in words]
+    for axis in ("row", "rows", "column", "columns", "line", "lines"):
+        if axis in words:
+            i = words.index(axis)
+            name = "row" if axis.startswith(("row", "line")) else "column"
+            other = words[i + 1] if i + 1 < len(words) and words[i + 1].isdigit() else (words[i - 1] if i else "")
+            if other in ("top", "left"):
+                other = "1"
+            elif other in ("bottom", "right"):
+                other = "last"
+            return f"{name} {_ORDINALS.get(other, other)}".strip()
+    if any(w.startswith("inset") for w in words):
+        return "inset"
+    parts = [w for w in words if w in ("top", "bottom", "middle", "left", "right")]
+    seen: list[str] = []
+    for w in parts:
+        if w not in seen:
+            seen.append(w)
+    return "-".join(seen)
+
+
+def _at_clause_start(text: str, i: int, floor: int) -> bool:
+    return bool(_CLAUSE_LEAD.search(text[max(floor, i - 12):i]))
+
+
+def _place_hits(text: str, start: int, stop: int) -> list[int]:
+    """Where a place word starts (matched on the lower-cased text, which is faster than ``re.I``)."""
+    low = text.lower()
+    return [m.start() for m in _ANY.finditer(low, start, stop)
+            if m.start() == 0 or not (low[m.start() - 1].isalnum() or low[m.start() - 1] in "_-")]
+
+
+def find_positions(text: str, start: int = 0, end: int | None = None) -> list[PositionToken]:
+    """Spatial references in ``text[start:end]`` with their role, in order."""
+    stop = len(text) if end is None else end
+    out: list[PositionToken] = []
+    taken: list[tuple[int, int]] = []
+    hits = _place_hits(text, start, stop)
+    if not hits:
+        return out
+
+    def free(m: re.Match[str]) -> bool:
+        return not any(a < m.end() and m.start() < b for a, b in taken)
+
+    for k in hits:
+        p = text.rfind("(", max(start, k - 8), k)
+        m = _PAREN.match(text, p, stop) if p != -1 else None
+        if m is None or not free(m):
+            continue
+        several = len(_REF.findall(m.group(0))) > 1
+        pos = normalize_position(m.group("place") + " " + (m.group("noun") or ""))
+        nxt = text[m.end():m.end() + 2].strip()[:1]
+        opens = _at_clause_start(text, m.start(), start) and nxt != "" and nxt not in ".,;:)"
+        if pos:
+            role = "ref" if several else ("open" if opens else "trail")
+            out.append(PositionToken(m.start(), m.end(), pos, role, (m.group("noun") or "").lower()))
+            taken.append((m.start(), m.end()))
+    for k in hits:
+        lead = _LEAD.search(text, max(start, k - 12), k)
+        m = _OPEN.match(text, lead.start() if lead else k, stop)
+        if m is None or not free(m):
+            continue
+        colon = m.group("colon")
+        noun = m.group("noun")
+        # "Left:" needs no noun, nor does "At left is …"; "The left panel shows" does; ", " after a bare
+        # word is too weak.
+        if not noun and colon != ":" and not (m.group("at") and not colon):
+            continue
+        if not _at_clause_start(text, m.start(), start):
+            continue
+        if colon == "," and not _SENTENCE_LEAD.search(text[max(start, m.start() - 4):m.start()]):
+            continue  # "Left panels, …" opens a sentence; "…, and lower graphs, n = 5" does not
+        pos = normalize_position(m.group("place") + " " + (noun or ""))
+        if pos:
+            out.append(PositionToken(m.start(), m.end(), pos, "open", (noun or "").lower()))
+            taken.append((m.start(), m.end()))
+    for k in hits:
+        m = _REF.match(text, k, stop)
+        if m is None or not free(m) or not m.group("noun"):
+            continue
+        if m.group("noun").lower().startswith(("side", "half", "halves")) and "of" not in m.group(0):
+            continue
+        pos = normalize_position(m.group("place") + " " + m.group("noun"))
+        if pos:
+            out.append(PositionToken(m.start(), m.end(), pos, "ref", m.group("noun").lower()))
+            taken.append((m.start(), m.end()))
+    return sorted(out, key=lambda t: t.start)
+
+
+_PANEL_NOUN = re.compile(r"^(?:panels?|images?|graphs?|plots?|pictures?|micrographs?|photo(?:graph)?s?|rows?|columns?|"
+                         r"insets?|blots?|charts?|maps?)$")
+_OPPOSITE = ({"left", "right"}, {"top", "bottom"})
+
+
+def panel_positions(tokens: list[PositionToken]) -> list[str]:
+    """Positions that name parts of a compound figure rather than places inside one image.
+
+    A position counts when it opens text ("Top: …", "(left) …"), names a panel-like thing ("top panel",
+    "second row", "inset"), or is one of an opposite pair written without a noun ("(left)" … "(right)").
+    "(bottom left)" alone, or "(center)" with "(bottom right)" in one matrix, do not count.
+    """
+    out: list[str] = []
+    bare = {t.position for t in tokens if t.role in ("trail", "ref") and not t.noun}
+    for t in tokens:
+        panel_like = t.role == "open" or bool(_PANEL_NOUN.match(t.noun)) or t.position == "inset" \
+            or (not t.noun and any(t.position in pair and pair <= bare for pair in _OPPOSITE))
+        if panel_like and t.position not in out:
+            out.append(t.position)
+    return out
+
+
+__all__ = ["PositionToken", "normalize_position", "find_positions", "panel_positions"]

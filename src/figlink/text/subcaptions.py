@@ -1,0 +1,388 @@
+"""Split a caption into shared text and subcaptions, following MedICaT's definition.
+
+A *subcaption* is the text that describes some panels but not all of them; text about every panel is
+``shared_text``. The splitter works on character spans of the original caption:
+
+1. label tokens and their roles (opener, trailer, reference) come from ``figlink.text.label_roles``;
+2. the caption is cut into pieces, sentence by sentence: text before the first anchor is shared unless a
+   trailer or reference claims its sentence; the text after an opener belongs to it up to the next
+   opener; a trailer claims the clause before it; sentences after the last group's first sentence return
+   to shared once one reads like a note about the whole figure ("Scale bars, 50 µm.", "Data are
+   mean ± SD.", an abbreviation legend);
+3. pieces are grouped by label set (multi-span: all text about panel b, wherever it stands, is b's), and
+   positional subcaptions are added for spatial references ("(upper left panel)", "Bottom: …").
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+
+from figlink.model import CaptionSplit, Subcaption
+from figlink.text.label_roles import Tok, assign_roles, find_label_tokens, next_char
+from figlink.text.labels import label_order, sort_labels
+from figlink.text.mentions import leading_figure_index
+from figlink.text.caption_sentences import sentence_spans
+from figlink.text.spatial import PositionToken, find_positions
+
+_DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+_CLAUSE_BREAK = re.compile(r"[,;]\s+|\b(?:whereas|while)\s+")
+_LEAD_CHARS = frozenset(_DASH + " \t\n\r\u00a0,;:.)]")
+_TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
+
+# A sentence that reads like a note about the whole figure.
+_GENERIC_START = re.compile(
+    r"""^\W*(?:the\s+)?(?:scale\s*bars?|bars?\s*(?:[,:=]|represents?|indicates?|are|is)|(?:original\s+)?magnifications?\b|
+        data\s+(?:are|were|is|represent|shown|presented)|values\s+(?:are|were|represent)|
+        results\s+(?:are|were|represent)|error\s+bars|all\b|each\b|both\b|abbreviations?|n\s*=|
+        p\s*[<=>\u2264]|arrows?\b|arrowheads?\b|asterisks?\b|sections\s+shown|photographs?\b|pictures\b|
+        details?\b|see\b|doi\b|statistical|h\s*&\s*e\s+stain|ha?ematoxylin|the\s+(?:images|panels|photographs|pictures|
+        micrographs|graphs|data|results|experiments?)\b|images\s+(?:are|were)|experiments\s+were)""",
+    re.I | re.X,
+)
+_GENERIC_ANY = re.compile(
+    r"\b(?:all|both|each|every)\s+(?:the\s+)?(?:panels?|images?|pictures?|photographs?|micrographs?|figures?|"
+    r"sections?|graphs?|plots?|experiments?)\b|\bin\s+all\s+(?:panels|images|cases)\b",
+    re.I,
+)
+_LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
+
+
+@dataclass
+class _Piece:
+    start: int
+    end: int
+    labels: tuple[str, ...]  # () = shared
+    positions: tuple[str, ...] = ()
+    hole_start: int | None = None  # where a positional piece's cue starts ("Left:"), cut from shared text
+    hole_end: int | None = None  # where a closing cue ends ("… (top panel)"), cut from shared text
+
+
+@dataclass
+class _Ctx:
+    """One caption being split: its sentences, label tokens, and the pieces cut so far."""
+
+    text: str
+    sents: list[tuple[int, int]]
+    tokens: list[Tok]
+    pieces: list[_Piece] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+    sent_starts: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.starts = [t.start for t in self.tokens]
+        self.sent_starts = [s for s, _ in self.sents]
+
+    def sentence_at(self, i: int) -> tuple[int, int] | None:
+        """The sentence containing offset ``i``."""
+        k = bisect.bisect_right(self.sent_starts, i) - 1
+        if k >= 0 and self.sents[k][0] <= i < self.sents[k][1]:
+            return self.sents[k]
+        return None
+
+    def tokens_in(self, a: int, b: int) -> list[Tok]:
+        """Tokens starting in ``[a, b)``."""
+        return self.tokens[bisect.bisect_left(self.starts, a):bisect.bisect_left(self.starts, b)]
+
+
+def _is_generic(sentence: str) -> bool:
+    if _GENERIC_START.match(sentence) or _GENERIC_ANY.search(sentence):
+        return True
+    return len(_LEGEND_ITEM.findall(sentence)) >= 2
+
+
+def _segment(ctx: _Ctx, body: int) -> None:
+    """Cut the caption into pieces, sentence by sentence (see the module docstring, step 3)."""
+    group: tuple[str, ...] = ()  # labels that unlabeled text continues to describe
+    opener_group: tuple[str, ...] = ()  # the last opener that was not a sub-label of the one before
+    free: list[tuple[int, int, tuple[str, ...]]] = []  # sentences without anchors, after the last anchor
+    last_anchor_sentence: list[Tok] = []
+    for s, e in ctx.sents:
+        if e <= body:
+            continue
+        s = max(s, body)
+        toks = ctx.tokens_in(s, e)
+        anchors = [t for t in toks if t.role in ("open", "trail")]
+        if not anchors:
+            refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
+            if refs and not group:
+                ctx.pieces.append(_Piece(s, e, refs))
+                continue
+            free.append((s, e, group))
+            continue
+        for fs, fe, fg in free:
+            ctx.pieces.append(_Piece(fs, fe, fg))
+        free = []
+        c = s
+        last_labels = group
+        sub_only = True  # every anchor of the sentence refines the enclosing group
+        sub_openers = False
+        trailer_sets: set[tuple[str, ...]] = set()
+        prev_anchor: Tok | None = None
+        close_at, close_group = -1, group  # an opener inside "( … )" ends at its ")"
+        for t in anchors:
+            if 0 <= close_at <= t.start:
+                if close_at > c:
+                    ctx.pieces.append(_Piece(c, close_at, group))
+                    c = close_at
+                group = last_labels = close_group
+                close_at = -1
+            labels = tuple(t.labels)
+            is_sub = bool(opener_group) and set(labels) < set(opener_group) and t.start >= s
+            if t.role == "open":
+                if t.start > c:
+                    head = group
+                    if t is anchors[0] and not t.at_start and not is_sub and next_char(ctx.text, t.end).islower():
+                        head = labels  # "The case depicted in (E) and (F) has …": the sentence is theirs
+                    ctx.pieces.append(_Piece(c, t.start, head))
+                if not is_sub or t.at_start:
+                    opener_group = labels
+                    sub_only = False
+                else:
+                    sub_openers = True
+                if close_at < 0:
+                    close_at, close_group = _closing_paren(ctx.text, s, t.start, e), group
+                group = labels
+            else:
+                if prev_anchor is not None and prev_anchor.role == "open" and not is_sub:
+                    # "(C) X, whereas Y (D) …": D claims Y only, and never all of C's text.
+                    cut = _clause_start(ctx.text, c, t.start)
+                    ctx.pieces.append(_Piece(c, cut if cut > c else t.start, group))
+                    c = cut if cut > c else t.start
+                if t.start > c:
+                    ctx.pieces.append(_Piece(c, t.start, labels))
+                if not is_sub:
+                    group = labels
+                    sub_only = False
+                    trailer_sets.add(labels)
+            last_labels = labels
+            prev_anchor = t
+            c = t.end
+        if 0 <= close_at < e:
+            if close_at > c:
+                ctx.pieces.append(_Piece(c, close_at, group))
+                c = close_at
+            group = last_labels = close_group
+        if c < e:
+            tail_labels = last_labels if anchors[-1].role == "trail" else group
+            if anchors[-1].role == "trail" and set(last_labels) < set(opener_group):
+                tail_labels = opener_group  # "…wild-type (A), unc-116 (B), and … dendrite." → the group
+            ctx.pieces.append(_Piece(c, e, tail_labels))
+        if (sub_only or sub_openers) and opener_group:
+            group = opener_group  # sub-labels describe their sentence only
+        elif len(trailer_sets) >= 2 and not opener_group:
+            group = ()  # "X (A–D) and Y (E). Common text." enumerates; what follows is shared
+        last_anchor_sentence = anchors
+    _tail(ctx, free, group, _list_style(ctx, last_anchor_sentence))
+
+
+def _closing_paren(text: str, s: int, i: int, e: int) -> int:
+    """Where the parenthesis open at ``i`` closes ("(a. U-fiber; b. ILF; see Fig 1) across …"), or -1."""
+    depth = text.count("(", s, i) - text.count(")", s, i)
+    if depth <= 0:
+        return -1
+    for j in range(i, e):
+        ch = text[j]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return -1
+
+
+def _clause_start(text: str, a: int, b: int) -> int:
+    """Start of the last clause of ``text[a:b]`` (after a comma, semicolon, "whereas" or "while")."""
+    best = a
+    for m in _CLAUSE_BREAK.finditer(text, a, b):
+        best = m.end()
+    return best
+
+
+def _list_style(ctx: _Ctx, anchors: list[Tok]) -> bool:
+    """The last labeled sentence enumerates short items ("(a) negative, (b) weak, (c) strong.")."""
+    openers = [t for t in anchors if t.role == "open"]
+    if len(openers) < 2:
+        return False
+    gaps = [openers[i + 1].start - openers[i].end for i in range(len(openers) - 1)]
+    return not openers[-1].at_start or max(gaps) < 80
+
+
+def _tail(ctx: _Ctx, free: list[tuple[int, int, tuple[str, ...]]], labels: tuple[str, ...],
+          list_style: bool) -> None:
+    """Sentences after the last labeled one: the last group's, a referenced panel's, or shared."""
+    shared = list_style or not labels
+    for s, e, _ in free:
+        refs = ctx.tokens_in(s, e)
+        named = {lab for t in refs for lab in t.labels}
+        ref_labels = tuple(sorted(named, key=label_order)) if named - set(labels) else ()
+        if ref_labels:
+            ctx.pieces.append(_Piece(s, e, ref_labels))
+            continue
+        if not shared and _is_generic(ctx.text[s:e]):
+            shared = True
+        ctx.pieces.append(_Piece(s, e, () if shared else labels))
+
+
+def _clean(text: str, a: int, b: int) -> tuple[int, int]:
+    """Trim a span: spaces and leading punctuation; trailing separators and a dangling "and"/"or"."""
+    while a < b and text[a] in _LEAD_CHARS:
+        a += 1
+    while b > a:
+        if text[b - 1] in _TAIL_CHARS:
+            b -= 1
+        elif text[b - 4:b].lower() == " and" or (b - a == 3 and text[a:b].lower() == "and"):
+            b -= 3
+        elif text[b - 3:b].lower() == " or" or (b - a == 2 and text[a:b].lower() == "or"):
+            b -= 2
+        else:
+            break
+    # Keep a closing bracket that balances an opening one inside the span.
+    while b < len(text) and text[b] == ")" and text.count("(", a, b) > text.count(")", a, b):
+        b += 1
+    return a, b
+
+
+def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
+    """Positional pieces for spatial references that open or close text inside a piece."""
+    out: list[_Piece] = []
+    cues = [t for t in positions if t.role in ("open", "trail")]
+    cue_starts = [t.start for t in cues]
+    for p in ctx.pieces:
+        inside = cues[bisect.bisect_left(cue_starts, p.start):bisect.bisect_left(cue_starts, p.end)]
+        for k, t in enumerate(inside):
+            nxt = inside[k + 1].start if k + 1 < len(inside) else p.end
+            sent = ctx.sentence_at(t.start)
+            if t.role == "open":
+                a, b = t.end, nxt
+                colon = ctx.text[t.end - 1:t.end] in ":,)"
+                if not colon:
+                    a = t.start
+                    b = min(b, sent[1] if sent else p.end)
+                elif k + 1 == len(inside):
+                    b = _before_generic(ctx, a, b)
+            else:
+                floor = inside[k - 1].end if k else p.start
+                semi = ctx.text.rfind(";", floor, t.start)
+                a, b = max(floor, sent[0] if sent else p.start, semi + 1), t.start
+            if b > a and ctx.text[a:b].strip(" ,;:."):
+                out.append(_Piece(a, b, p.labels, (t.position,), min(a, t.start), max(b, t.end)))
+    return out
+
+
+def _merge_pieces(text: str, pieces: list[_Piece]) -> list[_Piece]:
+    """Join neighbouring pieces about the same labels (only spaces between them)."""
+    out: list[_Piece] = []
+    for p in sorted(pieces, key=lambda x: x.start):
+        if out and out[-1].labels == p.labels and not text[out[-1].end:p.start].strip():
+            out[-1] = _Piece(out[-1].start, max(out[-1].end, p.end), p.labels)
+        else:
+            out.append(p)
+    return out
+
+
+def _before_generic(ctx: _Ctx, a: int, b: int) -> int:
+    """End of the text from ``a`` to ``b`` before its first figure-wide note (after its first sentence)."""
+    lo = bisect.bisect_left(ctx.sent_starts, a)
+    hi = bisect.bisect_left(ctx.sent_starts, b)
+    for s, e in ctx.sents[lo:hi]:
+        if s > a and _is_generic(ctx.text[s:e]):
+            return s
+    return b
+
+
+def _carve(pieces: list[_Piece], holes: list[_Piece]) -> list[_Piece]:
+    """Remove positional spans from shared pieces (text about one place is not about all panels)."""
+    out: list[_Piece] = []
+    for p in pieces:
+        if p.labels:
+            out.append(p)
+            continue
+        cuts = sorted((h.start if h.hole_start is None else h.hole_start, h.end if h.hole_end is None else h.hole_end)
+                      for h in holes if not h.labels and h.start < p.end and p.start < h.end)
+        c = p.start
+        for a, b in cuts:
+            if a > c:
+                out.append(_Piece(c, a, ()))
+            c = max(c, b)
+        if c < p.end:
+            out.append(_Piece(c, p.end, ()))
+    return out
+
+
+def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
+    shared: list[str] = []
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
+    for p in sorted(pieces, key=lambda x: x.start):
+        a, b = _clean(text, p.start, p.end)
+        if b <= a or not re.search(r"\w", text[a:b]):
+            continue
+        if not p.labels and not p.positions:
+            shared.append(text[a:b])
+            continue
+        labels = tuple(sort_labels(p.labels))
+        spans = groups.setdefault((labels, p.positions), [])
+        if spans and spans[-1][1] >= a:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], b))
+        else:
+            spans.append((a, b))
+    subs = [Subcaption(labels=list(k[0]), text=" ".join(text[a:b] for a, b in spans),
+                       spans=[[a, b] for a, b in spans], positions=list(k[1]))
+            for k, spans in groups.items()]
+    subs.sort(key=lambda s: (s.spans[0][0], len(s.positions)))
+    return CaptionSplit(shared_text=" ".join(shared), subcaptions=subs)
+
+
+def split_caption(caption: str) -> CaptionSplit:
+    """Shared text and per-panel subcaptions of ``caption``; spans are offsets into ``caption``.
+
+    Subcaptions are grouped by label set, in order of first appearance; a subcaption with ``positions``
+    refines a spatial part ("top-left", "row 2", "inset") of its labels' text (or of the shared text when
+    it has no labels). A caption without panel labels gives all its text as ``shared_text``.
+    """
+    text = caption
+    idx = leading_figure_index(text)
+    body = idx.end if idx else 0
+    sents = sentence_spans(text, body)
+    tokens = find_label_tokens(text, body, sents)
+    assign_roles(text, body, tokens, {s for s, _ in sents})
+    ctx = _Ctx(text, sents, tokens)
+    _segment(ctx, body)
+    ctx.pieces = _merge_pieces(text, ctx.pieces)
+    positions = find_positions(text, body)
+    extra = _positional(ctx, positions)
+    pieces = _carve(ctx.pieces, extra) + extra
+    return _build(text, pieces)
+
+
+def label_spans(split: CaptionSplit, label: str) -> list[list[int]]:
+    """All caption spans about ``label`` (its subcaptions and positional refinements), merged, in order."""
+    spans = sorted((list(s) for sub in split.subcaptions if label in sub.labels for s in sub.spans))
+    merged: list[list[int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return merged
+
+
+def label_text(split: CaptionSplit, caption: str, label: str) -> str:
+    """Everything the caption says about panel ``label`` only (multi-span, in caption order)."""
+    return " ".join(caption[a:b] for a, b in label_spans(split, label))
+
+
+def panel_caption(split: CaptionSplit, caption: str, label: str) -> str:
+    """The caption of one panel: the shared text followed by the panel's own text."""
+    own = label_text(split, caption, label)
+    return f"{split.shared_text} {own}".strip()
+
+
+def split_labels(split: CaptionSplit) -> list[str]:
+    """The distinct panel labels of a split, in label order."""
+    return sort_labels({lab for s in split.subcaptions for lab in s.labels})
+
+
+__all__ = ["split_caption", "label_spans", "label_text", "panel_caption", "split_labels"]

@@ -1,0 +1,1 @@
+"""Training scripts for figlink's small models (each runnable with ``python -m``)."""

@@ -1,0 +1,106 @@
+"""The vision stage for one figure image: panels (+ labels, subcaptions), OCR, figure type.
+
+``analyze_figure(image, caption_split=None, expected_panels=None) -> FigureVision``
+
+- ``image``: a path or a PIL image (any mode; huge images are downscaled while reading).
+- ``caption_split``: the figure's :class:`CaptionSplit`; its labels restrict which letters count as
+  panel labels, its count is the expected panel count, and its subcaptions are aligned to panels.
+- ``expected_panels``: panel count prior when no split is given (e.g. from caption cues).
+
+Boxes in the result are pixels of the original image. Models (OCR, EfficientNet-Lite0, the type
+head) are loaded once per process on first use. Bad images raise :class:`figlink.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+from PIL import Image
+
+from figlink.align import align, caption_labels
+from figlink.model import CaptionSplit, FigureType, OcrText, Panel
+from figlink.vision.image_io import ImageLike, read_image, to_gray
+from figlink.vision.labels import read_labels
+from figlink.vision.ocr import assign_roles, panel_letter, read_text
+from figlink.vision.panels import detect_panels, pieces
+from figlink.vision.segment import background_level, is_core, merge_fragments
+
+WORK_SIDE = 900  # longest side the analysis runs at (OCR cost grows with it)
+
+
+@dataclass
+class FigureVision:
+    """What the vision stage found in one figure image."""
+
+    panels: list[Panel] = field(default_factory=list)
+    ocr: list[OcrText] = field(default_factory=list)
+    figure_type: Optional[FigureType] = None
+    is_compound: bool = False
+    width: int = 0
+    height: int = 0
+    type_ranking: list[tuple[str, float]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"width": self.width, "height": self.height, "is_compound": self.is_compound,
+                "panels": [p.to_dict() for p in self.panels], "ocr": [o.to_dict() for o in self.ocr],
+                "figure_type": None if self.figure_type is None else self.figure_type.to_dict()}
+
+
+_CAPTION_START = re.compile(r"^\s*(Fig\.?|Figure|FIG\.?|FIGURE)\s*\d", re.IGNORECASE)
+
+
+def caption_remnant_top(texts: list[OcrText], height: int) -> Optional[float]:
+    """Top of a caption line ("Figure 4. …") read in the bottom third of the image, if any."""
+    tops = [t.bbox[1] for t in texts if _CAPTION_START.match(t.text) and t.bbox[1] > 0.66 * height]
+    return min(tops) if tops else None
+
+
+def _scale_box(b: list[float], s: float, w: int, h: int) -> list[float]:
+    return [round(min(max(b[0] * s, 0), w), 1), round(min(max(b[1] * s, 0), h), 1),
+            round(min(max(b[2] * s, 0), w), 1), round(min(max(b[3] * s, 0), h), 1)]
+
+
+def analyze_figure(image: ImageLike, caption_split: Optional[CaptionSplit] = None,
+                   expected_panels: Optional[int] = None, *, ocr: bool = True,
+                   classify: bool = True) -> FigureVision:
+    """Run panel detection, OCR, label reading, figure typing and alignment on one figure image."""
+    rgb_im, (orig_w, orig_h) = read_image(image)
+    work = rgb_im
+    if max(work.size) > WORK_SIDE:
+        f = WORK_SIDE / max(work.size)
+        work = work.resize((max(1, round(work.width * f)), max(1, round(work.height * f))), Image.BILINEAR)
+    scale = orig_w / work.width
+    rgb = np.asarray(work)
+    gray = to_gray(work)
+    H, W = gray.shape
+
+    allowed = set(caption_labels(caption_split)) or None
+    expected = len(allowed) if allowed else expected_panels
+    texts = assign_roles(read_text(rgb), W, H) if ocr and min(W, H) >= 8 else []
+
+    raw = pieces(gray) if min(W, H) >= 4 else []
+    cut = caption_remnant_top(texts, H)
+    if cut is not None:  # figures cropped from PDFs often keep the first caption line: leave it out
+        raw = [(b[0], b[1], b[2], min(b[3], int(cut) - 2)) for b in raw if b[1] < cut - 2] or raw
+    regions = (merge_fragments(raw, W, H) or [(0, 0, W, H)]) + [b for b in raw if is_core(b, W, H)]
+    labels = read_labels(rgb, gray, regions, background_level(gray), texts, allowed) if ocr and raw else []
+    panels = detect_panels(gray, labels, expected, raw) if raw else [Panel(None, [0.0, 0.0, float(W), float(H)])]
+    panels = align(panels, caption_split)
+
+    for t in texts:
+        if panel_letter(t.text) and any(p.label == panel_letter(t.text) for p in panels):
+            t.role = "panel_label"
+    ftype, ranking = (None, [])
+    if classify:
+        from figlink.vision.figtype import classify_panels
+
+        ftype, ranking = classify_panels(work, [p.bbox for p in panels], texts)
+    for p in panels:
+        p.bbox = _scale_box(p.bbox, scale, orig_w, orig_h)
+    for t in texts:
+        t.bbox = _scale_box(t.bbox, scale, orig_w, orig_h)
+    return FigureVision(panels=panels, ocr=texts, figure_type=ftype, is_compound=len(panels) > 1,
+                        width=orig_w, height=orig_h, type_ranking=ranking)

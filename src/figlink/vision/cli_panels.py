@@ -1,0 +1,57 @@
+"""``figlink panels IMAGE [--caption TEXT] --json``: panels, labels, subcaptions, OCR and type of one image.
+
+The lead mounts it with ``app.command("panels")(panels_command)``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from figlink.errors import FiglinkError
+from figlink.model import CaptionSplit
+
+
+def _split(caption: str) -> CaptionSplit:
+    try:
+        from figlink.text.captions import split_caption  # type: ignore[import-not-found]
+    except ImportError:  # caption splitting not installed: keep the caption as shared text
+        return CaptionSplit(shared_text=caption)
+    return split_caption(caption)
+
+
+def panels_command(
+    image: Path = typer.Argument(..., help="figure image (PNG, JPEG, TIFF, …)"),
+    caption: Optional[str] = typer.Option(None, "--caption", help="the figure's caption, to align subcaptions"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    no_ocr: bool = typer.Option(False, "--no-ocr", help="skip OCR and label reading (faster)"),
+) -> None:
+    """Cut a figure into panels, read its text and labels, guess its type, align subcaptions."""
+    from figlink.vision.analyze import analyze_figure
+
+    split = _split(caption) if caption else None
+    try:
+        fv = analyze_figure(image, split, ocr=not no_ocr)
+    except FiglinkError as exc:
+        msg = {"image": str(image), "error": str(exc), "stage": exc.stage}
+        typer.echo(json.dumps(msg) if as_json else f"error: {image}: {exc}", err=True)
+        raise typer.Exit(code=2)
+    out = {"image": str(image), **fv.to_dict(), "caption_split": split.to_dict() if split else None}
+    if as_json:
+        typer.echo(json.dumps(out, ensure_ascii=False))
+        return
+    ft = fv.figure_type.label if fv.figure_type else "unknown"
+    typer.echo(f"{image}: {fv.width}x{fv.height}, {len(fv.panels)} panel(s), type {ft}")
+    for p in fv.panels:
+        box = ", ".join(f"{v:.0f}" for v in p.bbox)
+        typer.echo(f"  [{p.label or '?'}] ({box})  {(p.subcaption or '')[:70]}")
+
+
+def main() -> None:  # pragma: no cover - for running the sub-app on its own
+    app = typer.Typer(add_completion=False)
+    app.command("panels")(panels_command)
+    app(sys.argv[1:])

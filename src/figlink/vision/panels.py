@@ -1,0 +1,143 @@
+"""Compound-figure separation: XY-cut pieces grouped into panels by the labels read in the image.
+
+Without labels, the large pieces are the panels, merged down to the caption's expected panel count
+when that prior is given. Boxes are in the pixels of the array given.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+
+from figlink.model import Panel
+from figlink.vision.labels import Label
+from figlink.vision.segment import Box, area, box_gap, is_core, merge_fragments, overlap_area, union, xy_cut
+
+
+def pieces(gray: np.ndarray) -> list[Box]:
+    """Raw XY-cut pieces of a grayscale figure."""
+    return xy_cut(gray, min_gap=2)
+
+
+def _center(b: Box) -> tuple[float, float]:
+    return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+
+
+def _inside(p: tuple[float, float], b: Box) -> bool:
+    return b[0] <= p[0] <= b[2] and b[1] <= p[1] <= b[3]
+
+
+def _split_by_labels(core: Box, labels: list[Label]) -> list[tuple[Box, Label]]:
+    """Cut a piece holding several labels into one part per label (along the axis they spread on)."""
+    labels = sorted(labels, key=lambda l: (l.box[1], l.box[0]))
+    xs = [l.box[0] for l in labels]
+    ys = [l.box[1] for l in labels]
+    if max(ys) - min(ys) >= max(xs) - min(xs):
+        labels.sort(key=lambda l: l.box[1])
+        cuts = [core[1]] + [max(core[1], l.box[1] - 2) for l in labels[1:]] + [core[3]]
+        return [((core[0], a, core[2], b), l) for a, b, l in zip(cuts[:-1], cuts[1:], labels)]
+    labels.sort(key=lambda l: l.box[0])
+    cuts = [core[0]] + [max(core[0], l.box[0] - 2) for l in labels[1:]] + [core[2]]
+    return [((a, core[1], b, core[3]), l) for a, b, l in zip(cuts[:-1], cuts[1:], labels)]
+
+
+def _owner(core: Box, labels: Sequence[Label], max_gap: float) -> Optional[Label]:
+    """The label that heads ``core``: up and to the left of it, nearest its top-left corner."""
+    w, h = core[2] - core[0], core[3] - core[1]
+    best, best_d = None, float("inf")
+    for l in labels:
+        cx, cy = _center(l.box)
+        if cx <= core[0] + 0.35 * w and cy <= core[1] + 0.35 * h:
+            d = float(np.hypot(cx - core[0], cy - core[1]))
+            if d < best_d:
+                best, best_d = l, d
+    if best is not None:
+        return best
+    mx, my = _center(core)
+    heads = [l for l in labels if _center(l.box)[0] <= mx or _center(l.box)[1] <= my]
+    heads = [l for l in heads if _center(l.box)[1] <= core[3]]
+    near = min(heads, key=lambda l: box_gap(l.box, core), default=None)
+    return near if near is not None and box_gap(near.box, core) <= max_gap else None
+
+
+def group_by_labels(cores: list[Box], labels: Sequence[Label], width: int, height: int) -> list[Panel]:
+    """One panel per label: each piece joins the label inside it or the one heading it."""
+    parts: list[tuple[Box, Optional[Label]]] = []
+    for c in cores:
+        inside = [l for l in labels if _inside(_center(l.box), c)]
+        if len(inside) > 1:
+            parts.extend(_split_by_labels(c, inside))
+        elif len(inside) == 1:
+            parts.append((c, inside[0]))
+        else:
+            parts.append((c, _owner(c, labels, 0.1 * max(width, height))))
+    boxes: dict[str, Box] = {}
+    scores: dict[str, float] = {}
+    loose: list[Box] = []
+    for box, lab in parts:
+        if lab is None:
+            loose.append(box)
+            continue
+        prev = boxes.get(lab.letter)
+        boxes[lab.letter] = union(prev, box) if prev else union(box, lab.box)
+        scores[lab.letter] = lab.score
+    panels = [Panel(label=k, bbox=[float(v) for v in b], score=round(scores[k], 3)) for k, b in boxes.items()]
+    for b in loose:
+        if not any(overlap_area(b, tuple(int(v) for v in p.bbox)) > 0.5 * area(b) for p in panels):
+            panels.append(Panel(label=None, bbox=[float(v) for v in b], score=0.3))
+    return panels
+
+
+def merge_to_count(boxes: list[Box], count: int) -> list[Box]:
+    """Merge neighbouring boxes, smallest union first, until at most ``count`` remain."""
+    boxes = list(boxes)
+    while len(boxes) > max(1, count):
+        best = None
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                u = union(boxes[i], boxes[j])
+                others = sum(overlap_area(u, boxes[k]) for k in range(len(boxes)) if k not in (i, j))
+                cost = area(u) - area(boxes[i]) - area(boxes[j]) + 10 * others
+                if best is None or cost < best[0]:
+                    best = (cost, i, j, u)
+        _, i, j, u = best  # type: ignore[misc]
+        boxes = [b for k, b in enumerate(boxes) if k not in (i, j)] + [u]
+    return boxes
+
+
+def reading_order(panels: list[Panel], row_tol: float = 50.0) -> list[Panel]:
+    """Sort by row (tops within ``row_tol`` px share a row), then left to right (MedICaT's order)."""
+    rows: list[list[Panel]] = []
+    for p in sorted(panels, key=lambda p: p.bbox[1]):
+        if rows and abs(p.bbox[1] - rows[-1][0].bbox[1]) < row_tol:
+            rows[-1].append(p)
+        else:
+            rows.append([p])
+    return [p for row in rows for p in sorted(row, key=lambda p: p.bbox[0])]
+
+
+def detect_panels(gray: np.ndarray, labels: Sequence[Label] = (), expected: Optional[int] = None,
+                  raw: Optional[list[Box]] = None) -> list[Panel]:
+    """Panels of one figure (grayscale array), using labels read in it and the expected count if known."""
+    H, W = gray.shape
+    raw = pieces(gray) if raw is None else raw
+    label_boxes = [l.box for l in labels]
+    body = [b for b in raw if not any(overlap_area(b, lb) >= 0.6 * area(b) for lb in label_boxes)]
+    cores = merge_fragments(body, W, H)
+    if len(labels) >= 2 or (len(labels) == 1 and len(cores) <= 2):
+        panels = group_by_labels(cores, labels, W, H)
+    else:
+        boxes = cores
+        if expected and expected >= 1 and len(boxes) > expected:
+            boxes = merge_to_count(boxes, expected)
+        panels = [Panel(label=None, bbox=[float(v) for v in b], score=0.5) for b in boxes]
+    if not panels:
+        panels = [Panel(label=None, bbox=[0.0, 0.0, float(W), float(H)], score=0.1)]
+    return reading_order(panels)
+
+
+def core_pieces(gray: np.ndarray, raw: list[Box]) -> list[Box]:
+    """Large pieces only: where panel labels are searched for."""
+    H, W = gray.shape
+    return [b for b in raw if is_core(b, W, H)] or merge_fragments(raw, W, H)

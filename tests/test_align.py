@@ -1,0 +1,67 @@
+"""Panel ↔ subcaption alignment and the MedICaT/COCO/CER metrics."""
+
+from __future__ import annotations
+
+from figlink.align import align, caption_labels
+from figlink.eval.metrics import alignment_f1, cer, coco_map, iou, token_f1, wer
+from figlink.model import CaptionSplit, Panel, Subcaption
+
+
+def _p(label, box):
+    return Panel(label=label, bbox=[float(v) for v in box])
+
+
+def test_labels_read_in_image_win_over_position():
+    panels = [_p("b", (0, 0, 100, 100)), _p("a", (120, 0, 220, 100))]
+    split = CaptionSplit(subcaptions=[Subcaption(["a"], "first"), Subcaption(["b"], "second")])
+    out = {p.label: p.subcaption for p in align(panels, split)}
+    assert out == {"a": "first", "b": "second"}
+
+
+def test_medicat_heuristic_rows_then_columns_extra_takes_last():
+    # tops within 50 px share a row; reading order: (0,0) (200,30) | (0,300)
+    panels = [_p(None, (0, 300, 100, 400)), _p(None, (200, 30, 300, 130)), _p(None, (0, 0, 100, 100))]
+    split = CaptionSplit(subcaptions=[Subcaption(["a"], "one"), Subcaption(["b"], "two")])
+    out = align(panels, split)
+    assert [p.bbox[:2] for p in out] == [[0.0, 0.0], [200.0, 30.0], [0.0, 300.0]]
+    assert [p.subcaption for p in out] == ["one", "two", "two"]
+
+
+def test_spatial_words_pick_the_panel():
+    panels = [_p(None, (0, 0, 100, 100)), _p(None, (200, 0, 300, 100))]
+    split = CaptionSplit(subcaptions=[Subcaption([], "Right: the treated arm."), Subcaption([], "Left: control.")])
+    out = align(panels, split)
+    assert out[0].subcaption == "Left: control." and out[1].subcaption == "Right: the treated arm."
+
+
+def test_mixed_labels_then_heuristic():
+    panels = [_p("a", (0, 0, 100, 100)), _p(None, (200, 0, 300, 100)), _p(None, (0, 200, 100, 300))]
+    split = CaptionSplit(subcaptions=[Subcaption(["a"], "A text"), Subcaption(["b"], "B text"),
+                                      Subcaption(["c"], "C text")])
+    assert [p.subcaption for p in align(panels, split)] == ["A text", "B text", "C text"]
+    assert caption_labels(split) == ["a", "b", "c"]
+
+
+def test_no_split_leaves_subcaptions_empty():
+    out = align([_p(None, (0, 0, 10, 10))], None)
+    assert out[0].subcaption is None
+
+
+def test_alignment_f1_definition():
+    gold = [((0, 0, 100, 100), "TEM image of Ag"), ((200, 0, 300, 100), "EDS spectra")]
+    pred = [((0, 0, 100, 90), "TEM image of the Ag"), ((500, 500, 600, 600), "EDS spectra")]
+    # panel 1: IoU .9 -> token F1 of {tem,image,of,ag} vs {tem,image,of,the,ag} = 8/9; panel 2: IoU 0 -> 0
+    assert abs(alignment_f1(gold, pred) - (8 / 9) / 2) < 1e-9
+    assert token_f1("a-b c", "A b, C!") == 1.0
+    assert iou((0, 0, 10, 10), (5, 0, 15, 10)) == 1 / 3
+
+
+def test_coco_map_perfect_and_empty():
+    gold = [[(0, 0, 10, 10), (20, 20, 40, 40)]]
+    assert coco_map(gold, [[((0, 0, 10, 10), 0.9), ((20, 20, 40, 40), 0.8)]])["map"] > 0.99
+    assert coco_map(gold, [[]])["map"] == 0.0
+
+
+def test_cer_wer():
+    assert cer("Tlme (s)", "Time (s)") == 1 / 8
+    assert wer("a b c", "a x c") == 1 / 3
