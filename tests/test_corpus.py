@@ -150,3 +150,20 @@ def test_medicat_and_scicap_exports(jats_dir, tmp_path):
     rec = next(r for r in sci if r["figure_id"] == "pone-0005723-g004")
     assert rec["contains-subfigure"] is True
     assert rec["2-normalized"]["2-1-basic-num"]["caption"].startswith("micro-ct of the skull")
+
+
+def test_pdf_and_xml_of_one_article_ingest_as_one_merged_paper_with_vision(tmp_path):
+    from pathlib import Path
+
+    corpus = tmp_path / "corpus"
+    report = ingest([Path(__file__).resolve().parents[1] / "samples" / "elife"], corpus)
+    assert (report.seen, report.ok, report.failed) == (1, 1, 0)
+    with Corpus(corpus, readonly=True) as c:
+        (paper,) = list(c.papers())
+        assert paper.source == "jats+pdf" and paper.doi == "10.7554/eLife.15600"
+        fig1 = paper.figure("fig1")
+        assert fig1.caption.startswith("Multisensory integration")  # the XML's caption is kept
+        assert (corpus / fig1.image).is_file() and fig1.page == 3  # the PDF's crop and page
+        # Figure 1 has panels A-D side by side and stacked; each gets its subcaption
+        assert [p.label for p in fig1.panels] == ["a", "b", "c", "d"]
+        assert all(p.subcaption for p in fig1.panels)

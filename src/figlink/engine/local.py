@@ -6,6 +6,7 @@ becomes an error record and the run goes on; a rerun skips inputs already done (
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing as mp
 import os
 import sys
@@ -40,6 +41,7 @@ class IngestReport:
 @dataclass(frozen=True)
 class _Task:
     path: str
+    xml: Optional[str]
     sha256: str
     image_root: str
     options: PipelineOptions
@@ -53,22 +55,49 @@ class _Result:
     reason: str = ""
 
 
-def iter_sources(sources: Iterable[str | Path]) -> Iterator[Path]:
-    """Files named, and supported files inside folders named (recursively, sorted); missing paths too,
-    so that the run reports them."""
+@dataclass(frozen=True)
+class Source:
+    """One input: a file, or a PDF with the JATS XML of the same article (merged, MedICaT Appendix A)."""
+
+    path: Path
+    xml: Optional[Path] = None
+
+
+def _pair_pdfs(files: list[Path]) -> list[Source]:
+    """Pair ``X.pdf`` (or ``X-figures.pdf`` when there is no ``X.pdf``) with ``X.xml``/``X.nxml`` of the
+    same folder; every other file is a source of its own."""
+    by_key = {(f.parent, f.name.lower()): f for f in files}
+    used: set[Path] = set()
+    pairs: dict[Path, Path] = {}
+    for f in files:
+        if f.suffix.lower() != ".pdf":
+            continue
+        stem = f.stem[: -len("-figures")] if f.stem.lower().endswith("-figures") else f.stem
+        if stem != f.stem and (f.parent, f"{stem}.pdf".lower()) in by_key:
+            continue  # the article PDF takes the XML
+        xml = by_key.get((f.parent, f"{stem}.xml".lower())) or by_key.get((f.parent, f"{stem}.nxml".lower()))
+        if xml is not None and xml not in used:
+            used.add(xml)
+            pairs[f] = xml
+    return [Source(f, pairs.get(f)) for f in files if f not in used]
+
+
+def iter_sources(sources: Iterable[str | Path]) -> Iterator[Source]:
+    """Files named, and supported files inside folders named (recursively, sorted), with PDFs paired
+    with their XML; missing paths are yielded too, so that the run reports them."""
     for s in sources:
         p = Path(s)
         if p.is_dir():
-            for f in sorted(p.rglob("*")):
-                if f.is_file() and not f.name.startswith(".") and f.name.lower().endswith(SUPPORTED_SUFFIXES):
-                    yield f
+            files = [f for f in sorted(p.rglob("*"))
+                     if f.is_file() and not f.name.startswith(".") and f.name.lower().endswith(SUPPORTED_SUFFIXES)]
+            yield from _pair_pdfs(files)
         else:
-            yield p
+            yield Source(p)
 
 
 def _run_task(task: _Task) -> _Result:
     try:
-        paper = process_source(task.path, image_root=Path(task.image_root), image_prefix="images/",
+        paper = process_source(task.path, xml=task.xml, image_root=Path(task.image_root), image_prefix="images/",
                                options=task.options)
         return _Result(task, paper=paper)
     except FiglinkError as e:
@@ -95,7 +124,8 @@ def ingest(sources: Iterable[str | Path], corpus_dir: str | Path, workers: int =
     corpus = Corpus(corpus_dir)
     done = corpus.done_hashes()
     tasks: list[_Task] = []
-    for path in iter_sources(sources):
+    for src in iter_sources(sources):
+        path = src.path
         report.seen += 1
         try:
             if not path.exists():
@@ -103,6 +133,8 @@ def ingest(sources: Iterable[str | Path], corpus_dir: str | Path, workers: int =
             if source_kind(path) is None:
                 raise ValueError(f"unsupported input type: {path.name}")
             sha = file_sha256(path)
+            if src.xml is not None:  # a pair is done when both files are unchanged
+                sha = hashlib.sha256(f"{sha}+{file_sha256(src.xml)}".encode()).hexdigest()
         except (OSError, ValueError) as e:
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             corpus.put_error(str(path), None, "read", reason)
@@ -113,7 +145,8 @@ def ingest(sources: Iterable[str | Path], corpus_dir: str | Path, workers: int =
             report.skipped += 1
             continue
         done.add(sha)  # the same bytes twice in one run are ingested once
-        tasks.append(_Task(str(path), sha, str(corpus.images_dir), options))
+        tasks.append(_Task(str(path), None if src.xml is None else str(src.xml), sha, str(corpus.images_dir),
+                           options))
     corpus.commit()
 
     def results() -> Iterator[_Result]:
