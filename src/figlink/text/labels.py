@@ -40,11 +40,13 @@ _PAREN_WORD = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*)?(?:panels?|images?)\s+(?
 _HALF = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)")
 _HALF_END = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)$")
 # A. a. A: A and C: A, — only where a sentence or clause opens (checked by the caller).
-_PUNCT = re.compile(rf"(?<![\w'])(?P<list>{_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])")
+# (The look-ahead first: labels are short words, "A", "iv", "12"; anything longer fails at once.)
+_PUNCT = re.compile(rf"(?=[^\W_]{{1,4}}(?![^\W_]))(?<![\w'])(?P<list>{_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])")
 # Bare: "a *10 magnification", "A Representative" — a single letter opening a sentence.
 _BARE = re.compile(r"(?P<list>[A-Za-z])[ \t\u00a0]+(?=\S)")
 # panel A, panels A and B, panels A–C
-_PANELWORD = re.compile(rf"(?<![\w-])[Pp](?i:anels?)\s+(?P<list>{_LIST})(?![\w'])")
+# (The letter comes first and the look-behind after it, so the regex engine can skip ahead to a "P".)
+_PANELWORD = re.compile(rf"[Pp](?<![\w-][Pp])(?i:anels?)\s+(?P<list>{_LIST})(?![\w'])")
 
 _SPLIT = re.compile(rf"({_SEP})")
 _SINGLE = re.compile(r"[A-Za-z]['\u2032\u2019]{0,2}")
@@ -134,7 +136,8 @@ def _valid_atoms(atoms: list[str]) -> bool:
 
 def _token(m: re.Match[str], form: str) -> LabelToken | None:
     listing = m.group("list")
-    if _SINGLE.fullmatch(listing) and not m.groupdict().get("note"):
+    note_text = m.group("note") if "note" in m.re.groupindex else None
+    if _SINGLE.fullmatch(listing) and not note_text:
         if form in ("dot", "colon") and listing.isdigit():
             return None
         comma = form == "dot" and m.group("p") == ","
@@ -145,7 +148,7 @@ def _token(m: re.Match[str], form: str) -> LabelToken | None:
     if parsed is None:
         return None
     atoms, seps, positions = parsed
-    note = bool(m.groupdict().get("note"))
+    note = bool(note_text)
     if not _valid_atoms(atoms) and form in ("paren", "panelparen"):
         # "(E, red, 200*)": labels first, then a note after a comma.
         k = next(i for i in range(len(atoms)) if not _valid_atoms([atoms[i]]))
@@ -182,27 +185,30 @@ def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) ->
     closed = {b - 1 for _, b in taken}
     i = text.find(")", start, end)
     while i != -1:
-        j = i
-        while j > start and i - j <= 5 and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
-            j -= 1
-        # "(FMNH PR 2512 Vertebra B)": a ")" that closes an earlier "(" ends a note, not a label.
-        inside = text.rfind("(", max(start, j - 200), j) > text.rfind(")", max(start, j - 200), j)
-        if 0 < i - j <= 4 and i not in closed and not inside and (j == start or not text[j - 1].isalnum()):
-            m = _HALF_END.search(text, max(start, i - 40), i + 1)
-            if m is not None and _free(m, taken):
-                tok = _token(m, "half")
-                if tok is not None:
-                    out.append(tok)
+        if i not in closed:  # a ")" that ends a token already found is not looked at again
+            j = i
+            while j > start and i - j <= 5 and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
+                j -= 1
+            if 0 < i - j <= 4 and (j == start or not text[j - 1].isalnum()) and not _closes_note(text, start, j):
+                m = _HALF_END.search(text, max(start, i - 40), i + 1)
+                if m is not None and _free(m, taken):
+                    tok = _token(m, "half")
+                    if tok is not None:
+                        out.append(tok)
         i = text.find(")", i + 1, end)
     return out
 
 
+def _closes_note(text: str, start: int, j: int) -> bool:
+    """"(FMNH PR 2512 Vertebra B)": a ")" that closes an earlier "(" ends a note, not a label."""
+    return text.rfind("(", max(start, j - 200), j) > text.rfind(")", max(start, j - 200), j)
+
+
 def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
              taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """Tokens of ``pattern`` matched at each of ``starts`` (the pattern checks that a short word opens there)."""
     out: list[LabelToken] = []
     for s in starts:
-        if _SHORT_WORD.match(text, s) is None:
-            continue  # labels are short: "A", "iv", "12"
         m = pattern.match(text, s)
         if m is not None and _free(m, taken):
             tok = _token(m, form)
@@ -211,8 +217,9 @@ def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
     return out
 
 
-_SHORT_WORD = re.compile(r"[^\W_]{1,4}(?![^\W_])")
-_CLAUSE_END = re.compile(r"[;,]\s*(?:and|or)\s+|[.;:!?(]\s*")
+# "[;,] and|or " or "[.;:!?(] ", written with one leading character class so the regex engine can skip
+# ahead to a punctuation mark instead of trying every position.
+_CLAUSE_END = re.compile(r"[.;:!?(,](?:(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)")
 _HEADING_WORD = re.compile(r"[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)")  # "Genotypes A: …"
 
 

@@ -29,7 +29,8 @@ _KEYWORD = re.compile(
     re.I | re.X,
 )
 # Fast scan for where a keyword may start; the full keyword (with its qualifier) is matched there.
-_KEYWORD_HINT = re.compile(r"[Ff]ig|FIG|[Ii]mage|IMAGE")
+# Fig, fig, FIG, Image, image, IMAGE: one leading class lets the engine skip to an "f" or "i".
+_KEYWORD_HINT = re.compile(r"[FfIi](?:(?<=[Ff])ig|(?<=F)IG|(?<=[Ii])mage|(?<=I)MAGE)")
 _WORD_AT = re.compile(r"(?P<word>fig(?:ure)?s?(?![a-z])\.?|image(?=s?\s*\d))", re.I)
 _QUAL_BEFORE = re.compile(
     rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+data|source\s+data)\s+

@@ -26,7 +26,8 @@ _OPERAND = r"(?:[A-Za-z\u0391-\u03c9]{1,2}\d{0,2}|\d+(?:[.,]\d+)?%?)"
 _OPERATOR = r"(?:[=<>\u2264\u2265\u2248\u2260\u00b1+\u2212\-*/^\u00d7\u00b7]|&lt;|&gt;)"
 _RELATION = re.compile(rf"(?<![\w.]){_OPERAND}(?:\s*{_OPERATOR}+\s*{_OPERAND})+(?![\w])")
 _RELATIONAL = re.compile(r"[=<>\u2264\u2265\u2248\u2260]")
-_NUMBER = re.compile(r"(?<![A-Za-z0-9_\x01])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")
+# A run of digits not glued to a word; the digit comes before the look-behind so the engine skips to digits.
+_NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])")
 _OPEN, _CLOSE = "([{", ")]}"
 _HAS_BRACKET = re.compile(r"[(\[{]")
 _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
