@@ -19,9 +19,10 @@ _ABBREVIATIONS = frozenset(
 )
 
 # A candidate end: terminal punctuation, optional closing quotes/brackets, then either whitespace and a
-# plausible sentence opening, or (glued, no space) an upper-case letter or an opening bracket.
+# plausible sentence opening, or (glued, no space) an upper-case letter or an opening bracket. ("[.!?]"
+# is written out once before its repeat so that the regex engine can skip ahead to a punctuation mark.)
 _END = re.compile(
-    r"""(?P<punct>[.!?]+)(?P<close>["'\u201d\u2019\]]*)
+    r"""(?P<punct>[.!?][.!?]*)(?P<close>["'\u201d\u2019\]]*)
         (?:(?P<space>\s+)(?=[A-Z0-9(\[\"'\u201c\u2018*#\u00a0]|[a-z][ \u00a0]+\S|[a-z](?:[-\u2013][a-z])?[).:,]\s)|(?=[A-Z(\[]))""",
     re.X,
 )

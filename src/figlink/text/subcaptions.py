@@ -16,6 +16,7 @@ A *subcaption* is the text that describes some panels but not all of them; text 
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -46,6 +47,7 @@ _GENERIC_ANY = re.compile(
     r"sections?|graphs?|plots?|experiments?)\b|\bin\s+all\s+(?:panels|images|cases)\b",
     re.I,
 )
+_WORD_CHAR = re.compile(r"\w")
 _LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
 
 
@@ -317,12 +319,12 @@ def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
     for p in sorted(pieces, key=lambda x: x.start):
         a, b = _clean(text, p.start, p.end)
-        if b <= a or not re.search(r"\w", text[a:b]):
+        if b <= a or _WORD_CHAR.search(text, a, b) is None:
             continue
         if not p.labels and not p.positions:
             shared.append(text[a:b])
             continue
-        labels = tuple(sort_labels(p.labels))
+        labels = _label_key(p.labels)
         spans = groups.setdefault((labels, p.positions), [])
         if spans and spans[-1][1] >= a:
             spans[-1] = (spans[-1][0], max(spans[-1][1], b))
@@ -333,6 +335,12 @@ def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
             for k, spans in groups.items()]
     subs.sort(key=lambda s: (s.spans[0][0], len(s.positions)))
     return CaptionSplit(shared_text=" ".join(shared), subcaptions=subs)
+
+
+@functools.lru_cache(maxsize=1024)
+def _label_key(labels: tuple[str, ...]) -> tuple[str, ...]:
+    """A piece's labels in panel order (few distinct label sets recur across captions)."""
+    return tuple(sort_labels(labels))
 
 
 def split_caption(caption: str) -> CaptionSplit:
