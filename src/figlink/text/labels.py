@@ -49,6 +49,7 @@ _BARE = re.compile(r"(?P<list>[A-Za-z])[ \t\u00a0]+(?=\S)")
 _PANELWORD = re.compile(rf"[Pp](?<![\w-][Pp])(?i:anels?)\s+(?P<list>{_LIST})(?![\w'])")
 
 _SPLIT = re.compile(rf"({_SEP})")
+_ATOM_RE = re.compile(_ATOM)
 _SINGLE = re.compile(r"[A-Za-z]['\u2032\u2019]{0,2}")
 _POS_IN_ITEM = re.compile(_POS, re.I)
 
@@ -91,7 +92,7 @@ def _atoms(listing: str) -> tuple[list[str], list[str], list[str]] | None:
             positions.append(_position_of(m.group(0)))
             part = part[: m.start()]
         atom = part.strip()
-        if not re.fullmatch(_ATOM, atom):
+        if _ATOM_RE.fullmatch(atom) is None:
             return None
         atoms.append(atom)
     return atoms, seps, positions
@@ -134,21 +135,39 @@ def _valid_atoms(atoms: list[str]) -> bool:
     return True
 
 
+# What a label list reads as, by its text and form: (labels, form, positions, raw atoms, note, comma).
+_Parsed = tuple[tuple[str, ...], str, tuple[str, ...], tuple[str, ...], bool, bool]
+
+
 def _token(m: re.Match[str], form: str) -> LabelToken | None:
-    listing = m.group("list")
     note_text = m.group("note") if "note" in m.re.groupindex else None
-    if _SINGLE.fullmatch(listing) and not note_text:
+    punct = m.group("p") if form == "dot" else None
+    parsed = _parse_listing(m.group("list"), form, bool(note_text), punct)
+    if parsed is None:
+        return None
+    labels, form, positions, raw, note, comma = parsed
+    return LabelToken(m.start(), m.end(), list(labels), form, list(positions), list(raw), note, comma)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_listing(listing: str, form: str, has_note: bool, punct: str | None) -> _Parsed | None:
+    """Read a label list ("A", "a–c", "B, left") written in ``form``; ``None`` when it is not one.
+
+    ``punct`` is the character after a dot-form label ("." or ":" or ","). Pure, so cached: the same
+    few label texts recur in every caption.
+    """
+    if _SINGLE.fullmatch(listing) and not has_note:
         if form in ("dot", "colon") and listing.isdigit():
             return None
-        comma = form == "dot" and m.group("p") == ","
-        if form == "dot" and m.group("p") != ".":
+        comma = form == "dot" and punct == ","
+        if form == "dot" and punct != ".":
             form = "colon"
-        return LabelToken(m.start(), m.end(), [listing.lower()], form, [], [listing], False, comma)
+        return (listing.lower(),), form, (), (listing,), False, comma
     parsed = _atoms(listing)
     if parsed is None:
         return None
     atoms, seps, positions = parsed
-    note = bool(note_text)
+    note = has_note
     if not _valid_atoms(atoms) and form in ("paren", "panelparen"):
         # "(E, red, 200*)": labels first, then a note after a comma.
         k = next(i for i in range(len(atoms)) if not _valid_atoms([atoms[i]]))
@@ -159,10 +178,10 @@ def _token(m: re.Match[str], form: str) -> LabelToken | None:
         return None
     if form in ("dot", "colon") and any(a.isdigit() for a in atoms):
         return None  # "5." and "10:" are numbers, not labels
-    comma = form == "dot" and m.group("p") == ","
-    if form == "dot" and m.group("p") != ".":
+    comma = form == "dot" and punct == ","
+    if form == "dot" and punct != ".":
         form = "colon"
-    return LabelToken(m.start(), m.end(), _expand(atoms, seps), form, positions, atoms, note, comma)
+    return tuple(_expand(atoms, seps)), form, tuple(positions), tuple(atoms), note, comma
 
 
 def _free(m: re.Match[str], taken: list[tuple[int, int]]) -> bool:

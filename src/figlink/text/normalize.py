@@ -31,6 +31,9 @@ _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])"
 _OPEN, _CLOSE = "([{", ")]}"
 _HAS_BRACKET = re.compile(r"[(\[{]")
 _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
+# Whitespace other than " " that str.split() splits on (every isspace() character lies below U+3001).
+_OTHER_SPACES = tuple(c for c in map(chr, range(0x3001)) if c.isspace() and c != " ")
+_ASCII_OTHER_SPACES = tuple(c for c in _OTHER_SPACES if c.isascii())
 _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
 
 
@@ -87,14 +90,22 @@ def _replace_brackets(text: str) -> str:
     if not _HAS_BRACKET.search(text):
         return text
     while True:
-        new = _INNERMOST.sub("\x03", text)
-        if new == text:
-            return new
+        new, n = _INNERMOST.subn("\x03", text)
+        if n == 0 or not (")" in new or "]" in new or "}" in new):
+            return new  # nothing replaced, or no closing bracket left for another pass to pair
         text = new
 
 
+def _collapse_spaces(text: str) -> str:
+    """``" ".join(text.split())``, skipping the split when the text has only single inner spaces."""
+    others = _ASCII_OTHER_SPACES if text.isascii() else _OTHER_SPACES
+    if "  " in text or text[:1] == " " or text[-1:] == " " or any(c in text for c in others):
+        return " ".join(text.split())
+    return text
+
+
 def _finish(text: str) -> str:
-    text = " ".join(text.split())
+    text = _collapse_spaces(text)
     for k, v in _SENTINELS.items():
         if k in text:
             text = text.replace(k, v)
