@@ -30,7 +30,13 @@ _PAREN = re.compile(rf"\(\s*(?:the\s+)?{_PHRASE}\s*(?P<note>[,;:*]\s*[^()]{{0,60
 _OPEN = re.compile(rf"(?<![\w-])(?P<at>(?:in|on|at)\s+)?(?:the\s+)?{_PHRASE}\s*(?:(?P<colon>[:,])|(?=\s+{_VERB}\b))", re.I)
 _REF = re.compile(rf"(?<![\w-]){_PHRASE}", re.I)
 _LEAD = re.compile(r"(?:\b(?:in|on|at)\s+)?(?:\bthe\s+)?$", re.I)
-_ANY = re.compile(r"(?:top|bottom|upper|lower|middle|cent(?:er|re)|left|right|far|insets?|rows?|columns?)(?![a-z])")
+# A place word on the lower-cased text, not inside a longer word ("arrows", "flower"): each word's
+# look-behind (no letter, digit, "_" or "-" before it) comes after its letters, so every alternative
+# still opens with a literal and the regex engine can skip ahead to the possible first letters.
+_ANY = re.compile(
+    r"(?:top(?<![\w-]top)|bottom(?<![\w-]bottom)|upper(?<![\w-]upper)|lower(?<![\w-]lower)"
+    r"|middle(?<![\w-]middle)|cent(?<![\w-]cent)(?:er|re)|left(?<![\w-]left)|right(?<![\w-]right)"
+    r"|far(?<![\w-]far)|inset(?<![\w-]inset)s?|row(?<![\w-]row)s?|column(?<![\w-]column)s?)(?![a-z])")
 _CLAUSE_LEAD = re.compile(r"(?:^|[.;:!?]\s*|,\s*(?:and|while|whereas)?\s*|\b(?:and|while|whereas)\s+)$", re.I)
 
 _SENTENCE_LEAD = re.compile(r"(?:^|[.;:!?]\s*)$")
@@ -82,12 +88,14 @@ def _at_clause_start(text: str, i: int, floor: int) -> bool:
 def _place_hits(text: str, start: int, stop: int) -> list[int]:
     """Where a place word starts (matched on the lower-cased text, which is faster than ``re.I``)."""
     low = text.lower()
-    return [m.start() for m in _ANY.finditer(low, start, stop)
-            if m.start() == 0 or not (low[m.start() - 1].isalnum() or low[m.start() - 1] in "_-")]
+    return [m.start() for m in _ANY.finditer(low, start, stop)]
 
 
-def find_positions(text: str, start: int = 0, end: int | None = None) -> list[PositionToken]:
-    """Spatial references in ``text[start:end]`` with their role, in order."""
+def find_positions(text: str, start: int = 0, end: int | None = None, refs: bool = True) -> list[PositionToken]:
+    """Spatial references in ``text[start:end]`` with their role, in order.
+
+    With ``refs=False`` only the ``open`` and ``trail`` ones are looked for (the same ones, since
+    references are read last and never take text from them)."""
     stop = len(text) if end is None else end
     out: list[PositionToken] = []
     taken: list[tuple[int, int]] = []
@@ -130,7 +138,7 @@ def find_positions(text: str, start: int = 0, end: int | None = None) -> list[Po
         if pos:
             out.append(PositionToken(m.start(), m.end(), pos, "open", (noun or "").lower()))
             taken.append((m.start(), m.end()))
-    for k in hits:
+    for k in hits if refs else ():
         m = _REF.match(text, k, stop)
         if m is None or not free(m) or not m.group("noun"):
             continue

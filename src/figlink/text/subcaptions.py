@@ -89,9 +89,18 @@ class _Ctx:
 
 
 def _is_generic(sentence: str) -> bool:
-    if _GENERIC_START.match(sentence) or _GENERIC_ANY.search(sentence):
+    if _GENERIC_START.match(sentence) or (_may_say_all(sentence) and _GENERIC_ANY.search(sentence)):
         return True
+    if "," not in sentence and ":" not in sentence and "=" not in sentence:
+        return False  # a legend item needs one of them
     return len(_LEGEND_ITEM.findall(sentence)) >= 2
+
+
+def _may_say_all(sentence: str) -> bool:
+    """Whether ``_GENERIC_ANY`` can match: every match holds one of these words (their letters have no
+    case-insensitive look-alikes outside ASCII, so the lower-cased test is exact)."""
+    low = sentence.lower()
+    return "all" in low or "both" in low or "each" in low or "every" in low
 
 
 def _segment(ctx: _Ctx, body: int) -> None:
@@ -359,7 +368,7 @@ def split_caption(caption: str) -> CaptionSplit:
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx, body)
     ctx.pieces = _merge_pieces(text, ctx.pieces)
-    positions = find_positions(text, body)
+    positions = find_positions(text, body, refs=False)  # _positional uses openers and trailers only
     extra = _positional(ctx, positions)
     pieces = _carve(ctx.pieces, extra) + extra
     return _build(text, pieces)
