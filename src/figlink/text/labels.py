@@ -239,9 +239,6 @@ def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
 # "[;,] and|or " or "[.;:!?(] ", written with one leading character class so the regex engine can skip
 # ahead to a punctuation mark instead of trying every position.
 _CLAUSE_END = re.compile(r"[.;:!?(,](?:(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)")
-# The same clause ends, kept only where a short word follows (the atomic group keeps each end where
-# _CLAUSE_END puts it).
-_CLAUSE_END_SHORT = re.compile(rf"(?>{_CLAUSE_END.pattern})(?=[^\W_]{{1,4}}(?![^\W_]))")
 _HEADING_WORD = re.compile(r"[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)")  # "Genotypes A: …"
 
 
@@ -270,10 +267,7 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     stop = len(text) if end is None else end
     masked = list(masked or [])
     sentence_starts = list(sentence_starts or [])
-    # Only clause starts where a short word opens can hold a dot/colon label (_PUNCT checks the same
-    # look-ahead on the whole text, so the pre-filter is exact only when the scan runs to the end).
-    clause_end = _CLAUSE_END_SHORT if stop == len(text) else _CLAUSE_END
-    base = set(sentence_starts) | {m.end() for m in clause_end.finditer(text, start, stop)} | {start}
+    base = set(sentence_starts) | {m.end() for m in _CLAUSE_END.finditer(text, start, stop)} | {start}
     headed = {m.end() for m in (_HEADING_WORD.match(text, i) for i in sentence_starts + [start] if i < stop)
               if m is not None}
     clause_starts = sorted(base | headed)

@@ -104,8 +104,16 @@ def _collapse_spaces(text: str) -> str:
     return text
 
 
-def _finish(text: str) -> str:
-    text = _collapse_spaces(text)
+def _single_spaced(text: str) -> bool:
+    """True when ``text`` certainly has no whitespace to collapse: printable (so no whitespace but " "),
+    without double, leading or trailing spaces. Replacing numbers, brackets or case keeps this true."""
+    return text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
+
+
+def _finish(text: str, spaced: bool = False) -> str:
+    """Whitespace collapsed (skipped when the caller knows the text is ``spaced``), placeholders written."""
+    if not spaced:
+        text = _collapse_spaces(text)
     for k, v in _SENTINELS.items():
         if k in text:
             text = text.replace(k, v)
@@ -115,7 +123,7 @@ def _finish(text: str) -> str:
 def normalize_basic(caption: str) -> str:
     """SciCap basic normalization: lower case, figure label removed, numbers → [NUM]."""
     text = strip_markup(remove_figure_label(caption)).lower()
-    return _finish(_replace_numbers(text))
+    return _finish(_replace_numbers(text), _single_spaced(text))
 
 
 def normalize_advanced(caption: str) -> str:
@@ -123,8 +131,9 @@ def normalize_advanced(caption: str) -> str:
     text = remove_figure_label(caption)
     text = _replace_equations(text)
     text = strip_markup(text)
+    spaced = _single_spaced(text)
     text = _replace_brackets(text).lower()
-    return _finish(_replace_numbers(text))
+    return _finish(_replace_numbers(text), spaced)
 
 
 def caption_tokens(text: str) -> list[str]:

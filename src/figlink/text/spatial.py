@@ -94,8 +94,8 @@ def _place_hits(text: str, start: int, stop: int) -> list[int]:
 def find_positions(text: str, start: int = 0, end: int | None = None, refs: bool = True) -> list[PositionToken]:
     """Spatial references in ``text[start:end]`` with their role, in order.
 
-    With ``refs=False`` only the ``open`` and ``trail`` ones are looked for (the same ones, since
-    references are read last and never take text from them)."""
+    ``refs=False`` skips the last pass, which finds only references ("in the upper left panel"): the
+    ``open`` and ``trail`` tokens are the same, as that pass runs after theirs."""
     stop = len(text) if end is None else end
     out: list[PositionToken] = []
     taken: list[tuple[int, int]] = []
