@@ -10,6 +10,7 @@ a *trailer* (it closes a clause about them: "…positivity for PSA (a).") or a *
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -199,7 +200,13 @@ def _opens_clause(text: str, i: int, body: int, sent_starts: set[int]) -> bool:
 
 
 def _case_of(t: LabelToken) -> str:
-    letters = [a for a in t.raw if a[:1].isalpha() and len(a.rstrip("'\u2032\u2019")) == 1]
+    """"upper" or "lower" when the token's single letters are all of that case, else ""."""
+    return _case_of_atoms(tuple(t.raw))
+
+
+@functools.lru_cache(maxsize=1024)
+def _case_of_atoms(raw: tuple[str, ...]) -> str:
+    letters = [a for a in raw if a[:1].isalpha() and len(a.rstrip("'\u2032\u2019")) == 1]
     if not letters:
         return ""
     if all(a.isupper() for a in letters):
@@ -219,9 +226,9 @@ def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
     wins (a comma label such as "a, B0213.7;" counts half: legends look the same), then the one whose
     labels form the longer panel sequence, then the case of the first label.
     """
+    cases = [_case_of(t) for t in tokens]
     by_case: dict[str, list[LabelToken]] = {"upper": [], "lower": []}
-    for t in tokens:
-        case = _case_of(t)
+    for t, case in zip(tokens, cases):
         if case:
             by_case[case].append(t)
     if not by_case["upper"] or not by_case["lower"]:
@@ -230,14 +237,14 @@ def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
     if not letters["upper"] & letters["lower"]:
         if letters["upper"] | letters["lower"] <= accepted_labels(by_case["upper"] + by_case["lower"]):
             return tokens
-    first = next(_case_of(t) for t in tokens if _case_of(t))
+    first = next(case for case in cases if case)
 
     def score(case: str) -> tuple[float, int, int]:
         votes = sum(0.5 if _is_comma_label(t) else 1.0 for t in by_case[case])
         return votes, len(accepted_labels(by_case[case])), int(first == case)
 
     keep = max(("upper", "lower"), key=score)
-    return [t for t in tokens if _case_of(t) in ("", keep)]
+    return [t for t, case in zip(tokens, cases) if case in ("", keep)]
 
 
 def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> list[Tok]:
