@@ -239,6 +239,8 @@ def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
 # "[;,] and|or " or "[.;:!?(] ", written with one leading character class so the regex engine can skip
 # ahead to a punctuation mark instead of trying every position.
 _CLAUSE_END = re.compile(r"[.;:!?(,](?:(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)")
+# The clause ends where _PUNCT matches (the atomic group keeps each end where _CLAUSE_END puts it).
+_LABEL_CLAUSE_END = re.compile(rf"[.;:!?(,](?>(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)(?={_PUNCT.pattern})")
 _HEADING_WORD = re.compile(r"[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)")  # "Genotypes A: …"
 
 
@@ -267,7 +269,10 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     stop = len(text) if end is None else end
     masked = list(masked or [])
     sentence_starts = list(sentence_starts or [])
-    base = set(sentence_starts) | {m.end() for m in _CLAUSE_END.finditer(text, start, stop)} | {start}
+    # Clause ends where no dot/colon label opens are left out at once when the scan runs to the end of
+    # the text (there the look-ahead sees what _PUNCT.match sees).
+    clause_end = _LABEL_CLAUSE_END if stop == len(text) else _CLAUSE_END
+    base = set(sentence_starts) | {m.end() for m in clause_end.finditer(text, start, stop)} | {start}
     headed = {m.end() for m in (_HEADING_WORD.match(text, i) for i in sentence_starts + [start] if i < stop)
               if m is not None}
     clause_starts = sorted(base | headed)
