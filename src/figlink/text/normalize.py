@@ -29,7 +29,6 @@ _RELATIONAL = re.compile(r"[=<>\u2264\u2265\u2248\u2260]")
 # A run of digits not glued to a word; the digit comes before the look-behind so the engine skips to digits.
 _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])")
 _OPEN, _CLOSE = "([{", ")]}"
-_HAS_BRACKET = re.compile(r"[(\[{]")
 _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 # Whitespace other than " " that str.split() splits on (every isspace() character lies below U+3001).
 _OTHER_SPACES = tuple(c for c in map(chr, range(0x3001)) if c.isspace() and c != " ")
@@ -87,7 +86,7 @@ def _replace_brackets(text: str) -> str:
     Innermost spans are replaced first, pass after pass, so a span holding only placeholders is replaced
     next; a pass costs one C-level substitution, and captions rarely nest more than twice.
     """
-    if not _HAS_BRACKET.search(text):
+    if "(" not in text and "[" not in text and "{" not in text:
         return text
     while True:
         new, n = _INNERMOST.subn("\x03", text)

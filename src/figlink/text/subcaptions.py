@@ -114,6 +114,9 @@ def _segment(ctx: _Ctx, body: int) -> None:
             continue
         s = max(s, body)
         toks = ctx.tokens_in(s, e)
+        if not toks:  # most sentences name no panel
+            free.append((s, e, group))
+            continue
         anchors = [t for t in toks if t.role in ("open", "trail")]
         if not anchors:
             refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
