@@ -14,7 +14,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from figlink.text.labels import LabelToken, accepted_labels, label_order, raw_label_tokens
+from figlink.text.labels import LabelToken, accepted_labels, raw_label_tokens
 from figlink.text.mentions import expand_letters, find_mentions
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
@@ -114,7 +114,6 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
     a reference ("same as (A)").
     """
     opened: set[str] = set()
-    order_all = sorted({lab for t in tokens for lab in t.labels}, key=label_order)
     current: set[str] = set()
     parent: set[str] = set()  # the last opener that was not a sub-label of the one before
     last: Tok | None = None
@@ -127,7 +126,6 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
         content = bool(nxt) and nxt not in ".,;:)]"
         forms = t.forms
         labels = set(t.labels)
-        pending = [lab for lab in order_all if lab not in opened]
         fresh = t.labels[0] not in opened and not labels & current
         sub = (bool(current) and labels < current) or (bool(parent) and labels < parent)
         may_trail = fresh or sub or not current
