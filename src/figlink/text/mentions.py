@@ -259,7 +259,9 @@ def find_mentions(text: str) -> list[Mention]:
         w = _WORD_AT.match(text, k)
         if w is None:
             continue
-        q = _QUAL_BEFORE.search(text, max(0, k - 40), k) if k else None
+        # A qualifier ends in a space or a dash right before the keyword ("Supplementary Fig", "Appendix 1—figure").
+        spaced = k > 0 and (text[k - 1].isspace() or text[k - 1] in _DASH)
+        q = _QUAL_BEFORE.search(text, max(0, k - 40), k) if spaced else None
         start = q.start() if q else k
         prefix = _qualifier_prefix(q.group("qual"), q.group("app")) if q else ""
         j = w.end()
