@@ -19,9 +19,10 @@ _ABBREVIATIONS = frozenset(
 )
 
 # A candidate end: terminal punctuation, optional closing quotes/brackets, then either whitespace and a
-# plausible sentence opening, or (glued, no space) an upper-case letter or an opening bracket.
+# plausible sentence opening, or (glued, no space) an upper-case letter or an opening bracket. ("[.!?]"
+# is written out once before its repeat so that the regex engine can skip ahead to a punctuation mark.)
 _END = re.compile(
-    r"""(?P<punct>[.!?]+)(?P<close>["'\u201d\u2019\]]*)
+    r"""(?P<punct>[.!?][.!?]*)(?P<close>["'\u201d\u2019\]]*)
         (?:(?P<space>\s+)(?=[A-Z0-9(\[\"'\u201c\u2018*#\u00a0]|[a-z][ \u00a0]+\S|[a-z](?:[-\u2013][a-z])?[).:,]\s)|(?=[A-Z(\[]))""",
     re.X,
 )
@@ -43,6 +44,12 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return "." in word and _DOTTED.fullmatch(word) is not None
 
 
+def _lone_letter(text: str, dot: int) -> bool:
+    """The letter before ``dot`` starts the text or follows a space or punctuation (a cheap test that
+    ``_LABEL_BEFORE`` needs to pass)."""
+    return dot < 2 or text[dot - 2] in ".;:!?(," or text[dot - 2].isspace()
+
+
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """Spans ``(s, e)`` of the sentences of ``text[start:end]``, whitespace trimmed, in order."""
     stop = len(text) if end is None else end
@@ -60,7 +67,8 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
                 continue
         # A single letter opening a sentence or clause is a panel label ("…cancer. A. Photographs",
         # "(a. U-fiber; b. ILF)"): not an end.
-        if dot >= 1 and text[dot - 1].isalpha() and _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
+        if dot >= 1 and text[dot - 1].isalpha() and _lone_letter(text, dot) \
+                and _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
             continue
         e = m.end("close")
         if e > s:

@@ -10,10 +10,11 @@ a *trailer* (it closes a clause about them: "…positivity for PSA (a).") or a *
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
-from figlink.text.labels import LabelToken, accepted_labels, label_order, raw_label_tokens
+from figlink.text.labels import LabelToken, accepted_labels, raw_label_tokens
 from figlink.text.mentions import expand_letters, find_mentions
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
@@ -113,7 +114,6 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
     a reference ("same as (A)").
     """
     opened: set[str] = set()
-    order_all = sorted({lab for t in tokens for lab in t.labels}, key=label_order)
     current: set[str] = set()
     parent: set[str] = set()  # the last opener that was not a sub-label of the one before
     last: Tok | None = None
@@ -126,7 +126,6 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
         content = bool(nxt) and nxt not in ".,;:)]"
         forms = t.forms
         labels = set(t.labels)
-        pending = [lab for lab in order_all if lab not in opened]
         fresh = t.labels[0] not in opened and not labels & current
         sub = (bool(current) and labels < current) or (bool(parent) and labels < parent)
         may_trail = fresh or sub or not current
@@ -199,7 +198,13 @@ def _opens_clause(text: str, i: int, body: int, sent_starts: set[int]) -> bool:
 
 
 def _case_of(t: LabelToken) -> str:
-    letters = [a for a in t.raw if a[:1].isalpha() and len(a.rstrip("'\u2032\u2019")) == 1]
+    """"upper" or "lower" when the token's single letters are all of that case, else ""."""
+    return _case_of_atoms(tuple(t.raw))
+
+
+@functools.lru_cache(maxsize=1024)
+def _case_of_atoms(raw: tuple[str, ...]) -> str:
+    letters = [a for a in raw if a[:1].isalpha() and len(a.rstrip("'\u2032\u2019")) == 1]
     if not letters:
         return ""
     if all(a.isupper() for a in letters):
@@ -219,9 +224,9 @@ def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
     wins (a comma label such as "a, B0213.7;" counts half: legends look the same), then the one whose
     labels form the longer panel sequence, then the case of the first label.
     """
+    cases = [_case_of(t) for t in tokens]
     by_case: dict[str, list[LabelToken]] = {"upper": [], "lower": []}
-    for t in tokens:
-        case = _case_of(t)
+    for t, case in zip(tokens, cases):
         if case:
             by_case[case].append(t)
     if not by_case["upper"] or not by_case["lower"]:
@@ -230,14 +235,14 @@ def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
     if not letters["upper"] & letters["lower"]:
         if letters["upper"] | letters["lower"] <= accepted_labels(by_case["upper"] + by_case["lower"]):
             return tokens
-    first = next(_case_of(t) for t in tokens if _case_of(t))
+    first = next(case for case in cases if case)
 
     def score(case: str) -> tuple[float, int, int]:
         votes = sum(0.5 if _is_comma_label(t) else 1.0 for t in by_case[case])
         return votes, len(accepted_labels(by_case[case])), int(first == case)
 
     keep = max(("upper", "lower"), key=score)
-    return [t for t in tokens if _case_of(t) in ("", keep)]
+    return [t for t, case in zip(tokens, cases) if case in ("", keep)]
 
 
 def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> list[Tok]:

@@ -40,13 +40,16 @@ _PAREN_WORD = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*)?(?:panels?|images?)\s+(?
 _HALF = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)")
 _HALF_END = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)$")
 # A. a. A: A and C: A, — only where a sentence or clause opens (checked by the caller).
-_PUNCT = re.compile(rf"(?<![\w'])(?P<list>{_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])")
+# (The look-ahead first: labels are short words, "A", "iv", "12"; anything longer fails at once.)
+_PUNCT = re.compile(rf"(?=[^\W_]{{1,4}}(?![^\W_]))(?<![\w'])(?P<list>{_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])")
 # Bare: "a *10 magnification", "A Representative" — a single letter opening a sentence.
 _BARE = re.compile(r"(?P<list>[A-Za-z])[ \t\u00a0]+(?=\S)")
 # panel A, panels A and B, panels A–C
-_PANELWORD = re.compile(rf"(?<![\w-])[Pp](?i:anels?)\s+(?P<list>{_LIST})(?![\w'])")
+# (The letter comes first and the look-behind after it, so the regex engine can skip ahead to a "P".)
+_PANELWORD = re.compile(rf"[Pp](?<![\w-][Pp])(?i:anels?)\s+(?P<list>{_LIST})(?![\w'])")
 
 _SPLIT = re.compile(rf"({_SEP})")
+_ATOM_RE = re.compile(_ATOM)
 _SINGLE = re.compile(r"[A-Za-z]['\u2032\u2019]{0,2}")
 _POS_IN_ITEM = re.compile(_POS, re.I)
 
@@ -89,7 +92,7 @@ def _atoms(listing: str) -> tuple[list[str], list[str], list[str]] | None:
             positions.append(_position_of(m.group(0)))
             part = part[: m.start()]
         atom = part.strip()
-        if not re.fullmatch(_ATOM, atom):
+        if _ATOM_RE.fullmatch(atom) is None:
             return None
         atoms.append(atom)
     return atoms, seps, positions
@@ -132,20 +135,39 @@ def _valid_atoms(atoms: list[str]) -> bool:
     return True
 
 
+# What a label list reads as, by its text and form: (labels, form, positions, raw atoms, note, comma).
+_Parsed = tuple[tuple[str, ...], str, tuple[str, ...], tuple[str, ...], bool, bool]
+
+
 def _token(m: re.Match[str], form: str) -> LabelToken | None:
-    listing = m.group("list")
-    if _SINGLE.fullmatch(listing) and not m.groupdict().get("note"):
+    note_text = m.group("note") if "note" in m.re.groupindex else None
+    punct = m.group("p") if form == "dot" else None
+    parsed = _parse_listing(m.group("list"), form, bool(note_text), punct)
+    if parsed is None:
+        return None
+    labels, form, positions, raw, note, comma = parsed
+    return LabelToken(m.start(), m.end(), list(labels), form, list(positions), list(raw), note, comma)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_listing(listing: str, form: str, has_note: bool, punct: str | None) -> _Parsed | None:
+    """Read a label list ("A", "a–c", "B, left") written in ``form``; ``None`` when it is not one.
+
+    ``punct`` is the character after a dot-form label ("." or ":" or ","). Pure, so cached: the same
+    few label texts recur in every caption.
+    """
+    if _SINGLE.fullmatch(listing) and not has_note:
         if form in ("dot", "colon") and listing.isdigit():
             return None
-        comma = form == "dot" and m.group("p") == ","
-        if form == "dot" and m.group("p") != ".":
+        comma = form == "dot" and punct == ","
+        if form == "dot" and punct != ".":
             form = "colon"
-        return LabelToken(m.start(), m.end(), [listing.lower()], form, [], [listing], False, comma)
+        return (listing.lower(),), form, (), (listing,), False, comma
     parsed = _atoms(listing)
     if parsed is None:
         return None
     atoms, seps, positions = parsed
-    note = bool(m.groupdict().get("note"))
+    note = has_note
     if not _valid_atoms(atoms) and form in ("paren", "panelparen"):
         # "(E, red, 200*)": labels first, then a note after a comma.
         k = next(i for i in range(len(atoms)) if not _valid_atoms([atoms[i]]))
@@ -156,10 +178,10 @@ def _token(m: re.Match[str], form: str) -> LabelToken | None:
         return None
     if form in ("dot", "colon") and any(a.isdigit() for a in atoms):
         return None  # "5." and "10:" are numbers, not labels
-    comma = form == "dot" and m.group("p") == ","
-    if form == "dot" and m.group("p") != ".":
+    comma = form == "dot" and punct == ","
+    if form == "dot" and punct != ".":
         form = "colon"
-    return LabelToken(m.start(), m.end(), _expand(atoms, seps), form, positions, atoms, note, comma)
+    return tuple(_expand(atoms, seps)), form, tuple(positions), tuple(atoms), note, comma
 
 
 def _free(m: re.Match[str], taken: list[tuple[int, int]]) -> bool:
@@ -182,27 +204,30 @@ def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) ->
     closed = {b - 1 for _, b in taken}
     i = text.find(")", start, end)
     while i != -1:
-        j = i
-        while j > start and i - j <= 5 and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
-            j -= 1
-        # "(FMNH PR 2512 Vertebra B)": a ")" that closes an earlier "(" ends a note, not a label.
-        inside = text.rfind("(", max(start, j - 200), j) > text.rfind(")", max(start, j - 200), j)
-        if 0 < i - j <= 4 and i not in closed and not inside and (j == start or not text[j - 1].isalnum()):
-            m = _HALF_END.search(text, max(start, i - 40), i + 1)
-            if m is not None and _free(m, taken):
-                tok = _token(m, "half")
-                if tok is not None:
-                    out.append(tok)
+        if i not in closed:  # a ")" that ends a token already found is not looked at again
+            j = i
+            while j > start and i - j <= 5 and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
+                j -= 1
+            if 0 < i - j <= 4 and (j == start or not text[j - 1].isalnum()) and not _closes_note(text, start, j):
+                m = _HALF_END.search(text, max(start, i - 40), i + 1)
+                if m is not None and _free(m, taken):
+                    tok = _token(m, "half")
+                    if tok is not None:
+                        out.append(tok)
         i = text.find(")", i + 1, end)
     return out
 
 
+def _closes_note(text: str, start: int, j: int) -> bool:
+    """"(FMNH PR 2512 Vertebra B)": a ")" that closes an earlier "(" ends a note, not a label."""
+    return text.rfind("(", max(start, j - 200), j) > text.rfind(")", max(start, j - 200), j)
+
+
 def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
              taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """Tokens of ``pattern`` matched at each of ``starts`` (the pattern checks that a short word opens there)."""
     out: list[LabelToken] = []
     for s in starts:
-        if _SHORT_WORD.match(text, s) is None:
-            continue  # labels are short: "A", "iv", "12"
         m = pattern.match(text, s)
         if m is not None and _free(m, taken):
             tok = _token(m, form)
@@ -211,8 +236,11 @@ def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
     return out
 
 
-_SHORT_WORD = re.compile(r"[^\W_]{1,4}(?![^\W_])")
-_CLAUSE_END = re.compile(r"[;,]\s*(?:and|or)\s+|[.;:!?(]\s*")
+# "[;,] and|or " or "[.;:!?(] ", written with one leading character class so the regex engine can skip
+# ahead to a punctuation mark instead of trying every position.
+_CLAUSE_END = re.compile(r"[.;:!?(,](?:(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)")
+# The clause ends where _PUNCT matches (the atomic group keeps each end where _CLAUSE_END puts it).
+_LABEL_CLAUSE_END = re.compile(rf"[.;:!?(,](?>(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)(?={_PUNCT.pattern})")
 _HEADING_WORD = re.compile(r"[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)")  # "Genotypes A: …"
 
 
@@ -241,7 +269,10 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     stop = len(text) if end is None else end
     masked = list(masked or [])
     sentence_starts = list(sentence_starts or [])
-    base = set(sentence_starts) | {m.end() for m in _CLAUSE_END.finditer(text, start, stop)} | {start}
+    # Clause ends where no dot/colon label opens are left out at once when the scan runs to the end of
+    # the text (there the look-ahead sees what _PUNCT.match sees).
+    clause_end = _LABEL_CLAUSE_END if stop == len(text) else _CLAUSE_END
+    base = set(sentence_starts) | {m.end() for m in clause_end.finditer(text, start, stop)} | {start}
     headed = {m.end() for m in (_HEADING_WORD.match(text, i) for i in sentence_starts + [start] if i < stop)
               if m is not None}
     clause_starts = sorted(base | headed)

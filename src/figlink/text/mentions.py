@@ -29,7 +29,8 @@ _KEYWORD = re.compile(
     re.I | re.X,
 )
 # Fast scan for where a keyword may start; the full keyword (with its qualifier) is matched there.
-_KEYWORD_HINT = re.compile(r"[Ff]ig|FIG|[Ii]mage|IMAGE")
+# Fig, fig, FIG, Image, image, IMAGE: one leading class lets the engine skip to an "f" or "i".
+_KEYWORD_HINT = re.compile(r"[FfIi](?:(?<=[Ff])ig|(?<=F)IG|(?<=[Ii])mage|(?<=I)MAGE)")
 _WORD_AT = re.compile(r"(?P<word>fig(?:ure)?s?(?![a-z])\.?|image(?=s?\s*\d))", re.I)
 _QUAL_BEFORE = re.compile(
     rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+data|source\s+data)\s+
@@ -258,7 +259,9 @@ def find_mentions(text: str) -> list[Mention]:
         w = _WORD_AT.match(text, k)
         if w is None:
             continue
-        q = _QUAL_BEFORE.search(text, max(0, k - 40), k) if k else None
+        # A qualifier ends in a space or a dash right before the keyword ("Supplementary Fig", "Appendix 1—figure").
+        spaced = k > 0 and (text[k - 1].isspace() or text[k - 1] in _DASH)
+        q = _QUAL_BEFORE.search(text, max(0, k - 40), k) if spaced else None
         start = q.start() if q else k
         prefix = _qualifier_prefix(q.group("qual"), q.group("app")) if q else ""
         j = w.end()

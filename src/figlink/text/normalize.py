@@ -25,11 +25,15 @@ _TEX = re.compile(r"\$\$.+?\$\$|\$[^$\n]{1,400}\$|\\\(.+?\\\)|\\\[.+?\\\]", re.S
 _OPERAND = r"(?:[A-Za-z\u0391-\u03c9]{1,2}\d{0,2}|\d+(?:[.,]\d+)?%?)"
 _OPERATOR = r"(?:[=<>\u2264\u2265\u2248\u2260\u00b1+\u2212\-*/^\u00d7\u00b7]|&lt;|&gt;)"
 _RELATION = re.compile(rf"(?<![\w.]){_OPERAND}(?:\s*{_OPERATOR}+\s*{_OPERAND})+(?![\w])")
-_RELATIONAL = re.compile(r"[=<>\u2264\u2265\u2248\u2260]")
-_NUMBER = re.compile(r"(?<![A-Za-z0-9_\x01])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")
+_RELATIONAL_CHARS = "=<>\u2264\u2265\u2248\u2260"
+_RELATIONAL = re.compile(f"[{_RELATIONAL_CHARS}]")
+# A run of digits not glued to a word; the digit comes before the look-behind so the engine skips to digits.
+_NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])")
 _OPEN, _CLOSE = "([{", ")]}"
-_HAS_BRACKET = re.compile(r"[(\[{]")
 _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
+# Whitespace other than " " that str.split() splits on (every isspace() character lies below U+3001).
+_OTHER_SPACES = tuple(c for c in map(chr, range(0x3001)) if c.isspace() and c != " ")
+_ASCII_OTHER_SPACES = tuple(c for c in _OTHER_SPACES if c.isascii())
 _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
 
 
@@ -56,6 +60,8 @@ def _replace_equations(text: str) -> str:
     if "$" in text or "\\" in text:
         text = _TEX.sub("\x02", text)
     # Look for inline relations only around their operators ("r2=0.72", "P < 0.01").
+    if not any(ch in text for ch in _RELATIONAL_CHARS):
+        return text  # most captions have none: decided without a regex scan
     spans: list[tuple[int, int]] = []
     for op in _RELATIONAL.finditer(text):
         i = op.start()
@@ -83,17 +89,33 @@ def _replace_brackets(text: str) -> str:
     Innermost spans are replaced first, pass after pass, so a span holding only placeholders is replaced
     next; a pass costs one C-level substitution, and captions rarely nest more than twice.
     """
-    if not _HAS_BRACKET.search(text):
+    if "(" not in text and "[" not in text and "{" not in text:
         return text
     while True:
-        new = _INNERMOST.sub("\x03", text)
-        if new == text:
-            return new
+        new, n = _INNERMOST.subn("\x03", text)
+        if n == 0 or not (")" in new or "]" in new or "}" in new):
+            return new  # nothing replaced, or no closing bracket left for another pass to pair
         text = new
 
 
-def _finish(text: str) -> str:
-    text = " ".join(text.split())
+def _collapse_spaces(text: str) -> str:
+    """``" ".join(text.split())``, skipping the split when the text has only single inner spaces."""
+    others = _ASCII_OTHER_SPACES if text.isascii() else _OTHER_SPACES
+    if "  " in text or text[:1] == " " or text[-1:] == " " or any(c in text for c in others):
+        return " ".join(text.split())
+    return text
+
+
+def _single_spaced(text: str) -> bool:
+    """True when ``text`` certainly has no whitespace to collapse: printable (so no whitespace but " "),
+    without double, leading or trailing spaces. Replacing numbers, brackets or case keeps this true."""
+    return text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
+
+
+def _finish(text: str, spaced: bool = False) -> str:
+    """Whitespace collapsed (skipped when the caller knows the text is ``spaced``), placeholders written."""
+    if not spaced:
+        text = _collapse_spaces(text)
     for k, v in _SENTINELS.items():
         if k in text:
             text = text.replace(k, v)
@@ -103,7 +125,7 @@ def _finish(text: str) -> str:
 def normalize_basic(caption: str) -> str:
     """SciCap basic normalization: lower case, figure label removed, numbers → [NUM]."""
     text = strip_markup(remove_figure_label(caption)).lower()
-    return _finish(_replace_numbers(text))
+    return _finish(_replace_numbers(text), _single_spaced(text))
 
 
 def normalize_advanced(caption: str) -> str:
@@ -111,8 +133,9 @@ def normalize_advanced(caption: str) -> str:
     text = remove_figure_label(caption)
     text = _replace_equations(text)
     text = strip_markup(text)
+    spaced = _single_spaced(text)
     text = _replace_brackets(text).lower()
-    return _finish(_replace_numbers(text))
+    return _finish(_replace_numbers(text), spaced)
 
 
 def caption_tokens(text: str) -> list[str]:

@@ -16,6 +16,7 @@ A *subcaption* is the text that describes some panels but not all of them; text 
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -46,6 +47,7 @@ _GENERIC_ANY = re.compile(
     r"sections?|graphs?|plots?|experiments?)\b|\bin\s+all\s+(?:panels|images|cases)\b",
     re.I,
 )
+_WORD_CHAR = re.compile(r"\w")
 _LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
 
 
@@ -87,9 +89,18 @@ class _Ctx:
 
 
 def _is_generic(sentence: str) -> bool:
-    if _GENERIC_START.match(sentence) or _GENERIC_ANY.search(sentence):
+    if _GENERIC_START.match(sentence) or (_may_say_all(sentence) and _GENERIC_ANY.search(sentence)):
         return True
+    if "," not in sentence and ":" not in sentence and "=" not in sentence:
+        return False  # a legend item needs one of them
     return len(_LEGEND_ITEM.findall(sentence)) >= 2
+
+
+def _may_say_all(sentence: str) -> bool:
+    """Whether ``_GENERIC_ANY`` can match: every match holds one of these words (their letters have no
+    case-insensitive look-alikes outside ASCII, so the lower-cased test is exact)."""
+    low = sentence.lower()
+    return "all" in low or "both" in low or "each" in low or "every" in low
 
 
 def _segment(ctx: _Ctx, body: int) -> None:
@@ -103,6 +114,9 @@ def _segment(ctx: _Ctx, body: int) -> None:
             continue
         s = max(s, body)
         toks = ctx.tokens_in(s, e)
+        if not toks:  # most sentences name no panel
+            free.append((s, e, group))
+            continue
         anchors = [t for t in toks if t.role in ("open", "trail")]
         if not anchors:
             refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
@@ -317,12 +331,12 @@ def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
     for p in sorted(pieces, key=lambda x: x.start):
         a, b = _clean(text, p.start, p.end)
-        if b <= a or not re.search(r"\w", text[a:b]):
+        if b <= a or _WORD_CHAR.search(text, a, b) is None:
             continue
         if not p.labels and not p.positions:
             shared.append(text[a:b])
             continue
-        labels = tuple(sort_labels(p.labels))
+        labels = _label_key(p.labels)
         spans = groups.setdefault((labels, p.positions), [])
         if spans and spans[-1][1] >= a:
             spans[-1] = (spans[-1][0], max(spans[-1][1], b))
@@ -333,6 +347,12 @@ def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
             for k, spans in groups.items()]
     subs.sort(key=lambda s: (s.spans[0][0], len(s.positions)))
     return CaptionSplit(shared_text=" ".join(shared), subcaptions=subs)
+
+
+@functools.lru_cache(maxsize=1024)
+def _label_key(labels: tuple[str, ...]) -> tuple[str, ...]:
+    """A piece's labels in panel order (few distinct label sets recur across captions)."""
+    return tuple(sort_labels(labels))
 
 
 def split_caption(caption: str) -> CaptionSplit:
@@ -351,7 +371,7 @@ def split_caption(caption: str) -> CaptionSplit:
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx, body)
     ctx.pieces = _merge_pieces(text, ctx.pieces)
-    positions = find_positions(text, body)
+    positions = find_positions(text, body, refs=False)  # _positional uses openers and trailers only
     extra = _positional(ctx, positions)
     pieces = _carve(ctx.pieces, extra) + extra
     return _build(text, pieces)

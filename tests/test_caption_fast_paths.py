@@ -1,0 +1,102 @@
+"""The caption stage's fast paths give what the plain forms they replace give.
+
+Each shortcut (a regex rewritten so the engine can skip ahead, a membership test before a regex, a
+whitespace check before a split) is compared with the straightforward form on tricky strings.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+
+from figlink.text import caption_sentences, labels, mentions, normalize, spatial, subcaptions
+
+SAMPLES = [
+    "",
+    " ",
+    "Figure 1. (A) Top left panel; (B) lower rows, and C: insets. Arrows mark narrow flowers.",
+    "Fig. 2: a) x=1, b) p < 0.05 (n = 12); c. the right-hand side, 3.5 µm; far-left top-row columns",
+    "(a. U-fiber; b. ILF; see Fig 1) across 2,000 cells.In all panels, data are mean ± SD.",
+    "Supplementary Fig. S3 and Appendix 1\u2014figure 2; (Fig. 4) ſupplementary image 5",
+    "Centre\tcenter\u00a0CENTRE  left\n\nright \u2009 top_row -bottom x1top",
+    "e.g. A. Photographs; and b: the ratio r2=0.72 (P \u2264 0.01) [in {braces}] (unbalanced",
+    "\u0663\u0664 \u0661.\u0662 digits, a1 22b _3 4_ \x015",
+]
+
+
+def _samples() -> list[str]:
+    out = list(SAMPLES)
+    out += [s.lower() for s in SAMPLES] + [s.upper() for s in SAMPLES]
+    out += [s[i:] for s in SAMPLES for i in (1, 3, 7)]
+    return out
+
+
+def test_number_pattern_matches_lookbehind_first_form() -> None:
+    plain = re.compile(r"(?<![A-Za-z0-9_\x01])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")
+    for text in _samples():
+        assert normalize._NUMBER.sub("#", text) == plain.sub("#", text)
+
+
+def test_clause_end_matches_alternation_form() -> None:
+    plain = re.compile(r"[;,]\s*(?:and|or)\s+|[.;:!?(]\s*")
+    for text in _samples():
+        assert [m.end() for m in labels._CLAUSE_END.finditer(text)] == [m.end() for m in plain.finditer(text)]
+        # The label variant keeps exactly the ends where a dot/colon label opens.
+        ends = {m.end() for m in plain.finditer(text) if labels._PUNCT.match(text, m.end())}
+        assert {m.end() for m in labels._LABEL_CLAUSE_END.finditer(text)} == ends
+
+
+def test_keyword_hint_and_panel_word_match_plain_forms() -> None:
+    hint = re.compile(r"[Ff]ig|FIG|[Ii]mage|IMAGE")
+    panel = re.compile(rf"(?<![\w-])[Pp](?i:anels?)\s+(?P<list>{labels._LIST})(?![\w'])")
+    for text in _samples():
+        assert [m.span() for m in mentions._KEYWORD_HINT.finditer(text)] == [m.span() for m in hint.finditer(text)]
+        assert [m.span() for m in labels._PANELWORD.finditer(text)] == [m.span() for m in panel.finditer(text)]
+
+
+def test_place_hits_match_regex_form() -> None:
+    word = re.compile(r"(?:top|bottom|upper|lower|middle|cent(?:er|re)|left|right|far|insets?|rows?|columns?)"
+                      r"(?![a-z])")
+    for text in _samples():
+        for start, stop in ((0, len(text)), (min(2, len(text)), len(text)), (0, max(0, len(text) - 2))):
+            low = text.lower()
+            expected = [m.start() for m in word.finditer(low, start, stop)
+                        if m.start() == 0 or not (low[m.start() - 1].isalnum() or low[m.start() - 1] in "_-")]
+            assert spatial._place_hits(text, start, stop) == expected
+
+
+def test_whitespace_shortcuts_match_split_join() -> None:
+    for text in _samples():
+        assert normalize._collapse_spaces(text) == " ".join(text.split())
+        if normalize._single_spaced(text):
+            assert " ".join(text.split()) == text
+
+
+def test_other_spaces_are_every_space_but_the_blank() -> None:
+    every = {chr(i) for i in range(sys.maxunicode + 1) if chr(i).isspace()} - {" "}
+    assert set(normalize._OTHER_SPACES) == every
+
+
+def test_membership_prechecks_never_skip_a_match() -> None:
+    for text in _samples():
+        for sentence in (text, text[:80]):
+            if subcaptions._GENERIC_ANY.search(sentence):
+                assert subcaptions._may_say_all(sentence)
+        for k in range(len(text)):
+            if mentions._QUAL_BEFORE.search(text, max(0, k - 40), k) and k:
+                assert text[k - 1].isspace() or text[k - 1] in mentions._DASH
+        for m in caption_sentences._END.finditer(text):
+            dot = m.start()
+            if dot >= 1 and caption_sentences._LABEL_BEFORE.search(text, max(0, dot - 4), dot):
+                assert caption_sentences._lone_letter(text, dot)
+
+
+def test_case_insensitive_words_of_the_generic_note_have_only_ascii_look_alikes() -> None:
+    letters = set("allbotheachevery")
+    for i in range(0x250):  # Latin letters; the special case folds (i, s, k) are not among these letters
+        ch = chr(i)
+        for x in letters:
+            if re.fullmatch(x, ch, re.I):
+                assert x in ch.lower()
+    for ch in "\u0130\u0131\u017f\u212a":  # the four non-ASCII letters re.I folds onto ASCII
+        assert not any(re.fullmatch(x, ch, re.I) for x in letters)
