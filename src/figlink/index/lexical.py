@@ -1,0 +1,137 @@
+"""The lexical signal: SQLite FTS5 tables (one per level) ranked with BM25 over weighted fields.
+
+The same file holds ``docs``, one row per document with its ids, filter columns and what a hit shows
+(JSON); FTS rowids are ``docs.doc``. Queries are free text: words are quoted one by one and OR-ed,
+so no query can use FTS syntax, and very common words are dropped before they cost time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+from typing import Iterable, Optional
+
+from figlink.index.docs import FIELDS, Doc
+from figlink.index.filters import Filters
+
+LEVELS = ("figure", "panel")
+# BM25 weight of each field (FIELDS order: title, main, refs, ocr, shared) per level.
+WEIGHTS = {"figure": (0.3, 1.0, 0.8, 0.5, 0.0), "panel": (0.2, 1.0, 1.0, 0.5, 0.3)}
+MAX_TERMS = 32
+_WORD = re.compile(r"\w+", re.UNICODE)
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has have having
+he her here hers him his how i if in into is it its itself just me more most my no nor not now of off on once
+only or other our ours out over own same she should so some such than that the their theirs them then there
+these they this those through to too under until up very was we were what when where which while who whom
+why will with would you your fig figs figure figures panel panels shown show shows see
+""".split())
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS docs (
+  doc INTEGER PRIMARY KEY, level TEXT NOT NULL, paper_id TEXT NOT NULL, figure_id TEXT NOT NULL, panel TEXT,
+  year INTEGER, open INTEGER, medical INTEGER, figure_type TEXT, meta TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS docs_paper ON docs(paper_id);
+CREATE INDEX IF NOT EXISTS docs_key ON docs(level, paper_id, figure_id, panel);
+""" + "".join(
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{lv} USING fts5({', '.join(FIELDS)}, "
+    "tokenize='porter unicode61 remove_diacritics 2');\n" for lv in LEVELS)
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct non-stopword words of a query, lower case, at most MAX_TERMS."""
+    seen: dict[str, None] = {}
+    for w in _WORD.findall(text.lower()):
+        w = w.replace("_", " ").strip()
+        if w and w not in STOPWORDS and (len(w) > 1 or w.isdigit()):
+            seen.setdefault(w, None)
+        if len(seen) >= MAX_TERMS:
+            break
+    return list(seen)
+
+
+def match_expr(terms: Iterable[str]) -> str:
+    """An FTS5 MATCH expression OR-ing each term as a quoted phrase (safe for any input)."""
+    return " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+
+
+def create(db: sqlite3.Connection) -> None:
+    db.executescript(_SCHEMA)
+
+
+def insert(db: sqlite3.Connection, docs: Iterable[Doc], first_id: int) -> list[int]:
+    """Insert documents with ids from ``first_id`` on; returns their ids in order."""
+    ids: list[int] = []
+    for i, d in enumerate(docs, first_id):
+        m = d.meta
+        db.execute("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?,?)",
+                   (i, d.level, d.paper_id, d.figure_id, d.panel, m.get("year") or 0, int(bool(m.get("open"))),
+                    -1 if m.get("medical") is None else int(m["medical"]), m.get("figure_type"),
+                    json.dumps(m, ensure_ascii=False)))
+        db.execute(f"INSERT INTO fts_{d.level} (rowid, {', '.join(FIELDS)}) VALUES (?,?,?,?,?,?)",
+                   (i, *(d.fields.get(f, "") for f in FIELDS)))
+        ids.append(i)
+    return ids
+
+
+def delete_papers(db: sqlite3.Connection, paper_ids: Iterable[str]) -> set[int]:
+    """Remove every document of these papers; returns the removed ids."""
+    gone: set[int] = set()
+    for pid in paper_ids:
+        rows = db.execute("SELECT doc, level FROM docs WHERE paper_id=?", (pid,)).fetchall()
+        for doc, level in rows:
+            db.execute(f"DELETE FROM fts_{level} WHERE rowid=?", (doc,))
+            gone.add(doc)
+        db.execute("DELETE FROM docs WHERE paper_id=?", (pid,))
+    return gone
+
+
+def search(db: sqlite3.Connection, level: str, text: str, n: int, filters: Filters = Filters()
+           ) -> list[tuple[int, float]]:
+    """The best ``n`` documents of a level for a free-text query: (doc id, BM25 score, higher better)."""
+    terms = query_terms(text)
+    if not terms:
+        return []
+    where, args = filters.sql("d")
+    weights = ", ".join(str(w) for w in WEIGHTS[level])
+    join = f"JOIN docs d ON d.doc = f.rowid" if where else ""
+    sql = (f"SELECT f.rowid, -bm25(fts_{level}, {weights}) AS s FROM fts_{level} f {join} "
+           f"WHERE fts_{level} MATCH ?{where} ORDER BY bm25(fts_{level}, {weights}) LIMIT ?")
+    return [(int(r), float(s)) for r, s in db.execute(sql, (match_expr(terms), *args, n))]
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection to a published (immutable) lexical file."""
+    return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+
+
+def doc_rows(db: sqlite3.Connection, ids: list[int]) -> dict[int, dict]:
+    """Ids, level and hit display data of documents."""
+    out: dict[int, dict] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        q = f"SELECT doc, level, paper_id, figure_id, panel, meta FROM docs WHERE doc IN ({','.join('?' * len(chunk))})"
+        for doc, level, pid, fid, panel, meta in db.execute(q, chunk):
+            out[doc] = {"level": level, "paper_id": pid, "figure_id": fid, "panel": panel, "meta": json.loads(meta)}
+    return out
+
+
+def filter_columns(db: sqlite3.Connection, level: str) -> dict:
+    """Doc ids (ascending) and filter columns of one level, as numpy arrays."""
+    import numpy as np
+
+    rows = db.execute("SELECT doc, year, open, medical, figure_type, paper_id FROM docs WHERE level=? ORDER BY doc",
+                      (level,)).fetchall()
+    cols = list(zip(*rows)) if rows else [[]] * 6
+    return {"doc": np.asarray(cols[0], dtype=np.int64), "year": np.asarray(cols[1], dtype=np.int32),
+            "open": np.asarray(cols[2], dtype=np.int8), "medical": np.asarray(cols[3], dtype=np.int8),
+            "figure_type": np.asarray(cols[4], dtype=object), "paper_id": np.asarray(cols[5], dtype=object)}
+
+
+def find_doc(db: sqlite3.Connection, level: str, paper_id: str, figure_id: str, panel: Optional[str]) -> Optional[int]:
+    row = db.execute("SELECT doc FROM docs WHERE level=? AND paper_id=? AND figure_id=? AND panel IS ?",
+                     (level, paper_id, figure_id, panel)).fetchone()
+    return None if row is None else int(row[0])
