@@ -122,15 +122,17 @@ def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: b
     sets = {lv: s.drop(gone) for lv, s in sets.items()}
     next_id = (db.execute("SELECT MAX(doc) FROM docs").fetchone()[0] or 0) + 1
     next_id = max(next_id, (manifest or {}).get("next_id", 1) if not full else 1)
+    new_ids: dict[str, list[int]] = {lv: [] for lv in lexical.LEVELS}
+    new_vecs: dict[str, list[np.ndarray]] = {lv: [] for lv in lexical.LEVELS}
     for i in range(0, len(todo), BATCH_PAPERS):
         docs = [d for p in _papers(src, todo[i:i + BATCH_PAPERS]) for d in paper_docs(mapper(p) if mapper else p)]
         ids = lexical.insert(db, docs, next_id)
         next_id += len(docs)
         if emb is not None:
-            vecs = embed_docs(docs, emb)
-            for lv in lexical.LEVELS:
-                pick = [j for j, d in enumerate(docs) if d.level == lv]
-                sets[lv] = sets[lv].append([ids[j] for j in pick], [vecs[j] for j in pick])
+            for d, doc_id, v in zip(docs, ids, embed_docs(docs, emb)):
+                new_ids[d.level].append(doc_id)
+                new_vecs[d.level].append(v)
+    sets = {lv: s.append(new_ids[lv], new_vecs[lv]) for lv, s in sets.items()}
     db.commit()
     counts = {lv: db.execute("SELECT COUNT(*) FROM docs WHERE level=?", (lv,)).fetchone()[0] for lv in lexical.LEVELS}
     db.execute("INSERT INTO fts_figure(fts_figure) VALUES ('optimize')")

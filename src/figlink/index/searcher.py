@@ -24,7 +24,7 @@ from figlink.index.vectors import VectorSet
 MAX_QUERY_CHARS = 1000
 MAX_K = 1000
 CANDIDATES = 100  # per signal, before fusion
-SIGNAL_WEIGHTS = {"lexical": 1.0, "text_dense": 1.0}
+SIGNAL_WEIGHTS = {"lexical": 1.0, "text_dense": 0.5}  # MiniLM is general-domain: the weaker signal on papers
 
 
 class IndexMissing(FileNotFoundError):
