@@ -183,3 +183,29 @@ def test_lexical_only_index(corpus_dir, tmp_path, monkeypatch):
     assert r.dense is None
     hit = Searcher(d).search("holin hole formation", k=1)[0]
     assert hit.figure_id == "F1" and set(hit.signals) == {"lexical"}
+
+
+def test_ann_path_matches_exact(corpus_dir, tmp_path, monkeypatch, searcher):
+    """Large vector sets are searched through the IVF index (forced here on the small corpus)."""
+    from figlink.index import ann, vectors
+
+    monkeypatch.setattr(ann, "MIN_VECTORS", 50)
+    monkeypatch.setattr(ann, "NPROBE", 64)
+    d = _copy_corpus(corpus_dir, tmp_path / "c")
+    build_index(d, searcher._embedder, full=True)
+    s = Searcher(d, searcher._embedder)
+    assert s.version().vectors["panel"].ann is not None
+    queries = ["holin hole formation", "variation in lysis time of wild-type phage", "sample recordings strain IN63"]
+    for q in queries:
+        assert [(h.figure_id, h.panel) for h in s.search(q, k=3, level="panel")] == \
+            [(h.figure_id, h.panel) for h in searcher.search(q, k=3, level="panel")]
+    monkeypatch.setattr(vectors, "EXACT_FILTERED_ROWS", 0)  # filtered search through the ANN bitmap too
+    hits = s.search("lysis", k=5, level="panel", filters={"paper_id": "PMC3166277"})
+    assert hits and all(h.paper_id == "PMC3166277" and h.signals for h in hits)
+    with Corpus(d) as c:  # an added paper goes into the existing ANN index
+        p = c.paper("PMC3166277")
+        p.paper_id = "ANNCOPY"
+        c.put_paper(p, "ann", "ann")
+        c.commit()
+    assert build_index(d, searcher._embedder).added == 1
+    assert s.search("holin hole formation", k=2, filters={"paper_id": "ANNCOPY"})[0].paper_id == "ANNCOPY"

@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Optional
 
 import numpy as np
 
-from figlink.index import lexical, store
+from figlink.index import ann, lexical, store
 from figlink.index.docs import Doc, paper_docs
 from figlink.index.embed import Embedder, default_embedder, default_embedder_name
 from figlink.index.vectors import VectorSet
@@ -54,13 +54,18 @@ def _papers(db: sqlite3.Connection, ids: list[str]) -> Iterable[Paper]:
 
 
 def embed_docs(docs: list[Doc], embedder: Embedder) -> list[np.ndarray]:
-    """Each document's vectors; identical texts are embedded once."""
+    """Each document's vectors, one per text group (unit mean of the group); identical texts embed once."""
     unique: dict[str, int] = {}
     for d in docs:
-        for t in d.dense_texts:
-            unique.setdefault(t, len(unique))
+        for g in d.dense:
+            for t in g:
+                unique.setdefault(t, len(unique))
     mat = embedder.encode(list(unique))
-    return [mat[[unique[t] for t in d.dense_texts]] for d in docs]
+    out = []
+    for d in docs:
+        v = np.stack([mat[[unique[t] for t in g]].mean(axis=0) for g in d.dense])
+        out.append((v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)).astype(np.float32))
+    return out
 
 
 def build_index(corpus_dir: str | Path, embedder: Optional[Embedder] = None, *, full: bool = False,
@@ -116,14 +121,16 @@ def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: b
         prev = sqlite3.connect(f"file:{root / cur / 'lexical.sqlite'}?mode=ro", uri=True)
         prev.backup(db)
         prev.close()
-        sets = {lv: VectorSet.load(root / cur, lv, mmap=False) for lv in lexical.LEVELS} if dense_name else {}
+        sets = {lv: VectorSet.load(root / cur, lv, with_ann=False) for lv in lexical.LEVELS} if dense_name else {}
     else:
         lexical.create(db)
         sets = {lv: VectorSet.empty(emb.dim) for lv in lexical.LEVELS} if emb is not None else {}
     db.execute("PRAGMA journal_mode=OFF")
     db.execute("PRAGMA synchronous=OFF")
     gone = lexical.delete_papers(db, gone_papers)
+    old_rows = {lv: len(s.vec) for lv, s in sets.items()}
     sets = {lv: s.drop(gone) for lv, s in sets.items()}
+    dropped = {lv: len(s.vec) != old_rows[lv] for lv, s in sets.items()}
     next_id = (db.execute("SELECT MAX(doc) FROM docs").fetchone()[0] or 0) + 1
     next_id = max(next_id, (manifest or {}).get("next_id", 1) if not full else 1)
     new_ids: dict[str, list[int]] = {lv: [] for lv in lexical.LEVELS}
@@ -144,6 +151,8 @@ def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: b
     db.commit()
     db.close()
     for lv, s in sets.items():
+        prev = root / cur / f"{lv}.ann" if manifest and not full else None
+        s.ann = ann.update(prev, s.vec, old_rows[lv], dropped[lv]) if ann.available() else None
         s.save(tmp, lv)
     (tmp / "manifest.json").write_text(json.dumps({
         "format": store.FORMAT, "version": name, "created": time.time(), "dense": dense_name,

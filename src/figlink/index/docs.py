@@ -7,7 +7,8 @@ letter, the OCR text inside its box) and the figure's shared text as a separate,
 Panel letters come from whatever the enrich stages filled: ``caption_split`` subcaptions, detected
 ``panels`` and the panel letters of inline references. A figure with no known panel still gets one
 panel-level document (label ``None``) standing for the whole figure, so panel search covers every
-figure. Everything here is a pure function of the :class:`~figlink.model.Paper`.
+figure. For the dense signal a document has at most two vectors: its own caption or subcaption, and the
+centroid of its citing sentences. Everything here is a pure function of the :class:`~figlink.model.Paper`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class Doc:
     figure_id: str
     panel: Optional[str]
     fields: dict[str, str]
-    dense_texts: list[str]
+    dense: list[list[str]]  # groups of texts; each group is one vector (the mean of its texts' embeddings)
     meta: dict = field(default_factory=dict)  # filters and display: year, open, medical, figure_type, …
 
 
@@ -99,7 +100,7 @@ def figure_doc(paper: Paper, fig: Figure) -> Doc:
               "ocr": _clip(_ocr_text(fig.ocr)), "shared": ""}
     meta = _figure_meta(paper, fig)
     meta["refs"] = refs[:3]
-    return Doc("figure", paper.paper_id, fig.figure_id, None, fields, [caption, *refs], meta)
+    return Doc("figure", paper.paper_id, fig.figure_id, None, fields, [[caption]] + ([refs] if refs else []), meta)
 
 
 def panel_docs(paper: Paper, fig: Figure) -> list[Doc]:
@@ -108,7 +109,7 @@ def panel_docs(paper: Paper, fig: Figure) -> list[Doc]:
     labels = _panel_labels(fig)
     if not labels:
         d = figure_doc(paper, fig)
-        return [Doc("panel", d.paper_id, d.figure_id, None, d.fields, d.dense_texts, d.meta)]
+        return [Doc("panel", d.paper_id, d.figure_id, None, d.fields, d.dense, d.meta)]
     shared = fig.caption_split.shared_text if fig.caption_split and fig.caption_split.shared_text else fig.caption
     boxes = {p.label.lower(): p for p in fig.panels if p.label}
     docs = []
@@ -119,7 +120,7 @@ def panel_docs(paper: Paper, fig: Figure) -> list[Doc]:
         ocr = _ocr_text(o for o in fig.ocr if panel is not None and _inside(o, panel.bbox))
         fields = {"title": paper.title or "", "main": _clip(sub), "refs": _clip(" ".join(refs)), "ocr": _clip(ocr),
                   "shared": _clip(shared or "")}
-        dense = [t for t in (sub, *refs) if t] or [shared or fig.caption or fig.label or fig.figure_id]
+        dense = [g for g in ([sub] if sub else [], refs) if g] or [[shared or fig.caption or fig.label or fig.figure_id]]
         meta = dict(base, subcaption=sub, spans=spans, refs=refs[:3],
                     bbox=list(panel.bbox) if panel is not None and len(panel.bbox) == 4 else None)
         docs.append(Doc("panel", paper.paper_id, fig.figure_id, lab, fields, dense, meta))

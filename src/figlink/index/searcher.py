@@ -73,6 +73,10 @@ def _load(root: Path, name: str) -> _Version:
     manifest = store.read_manifest(folder)
     db = lexical.open_readonly(folder / "lexical.sqlite")
     vectors = {lv: VectorSet.load(folder, lv) for lv in lexical.LEVELS} if manifest.get("dense") else {}
+    if any(v.ann is not None for v in vectors.values()):
+        import faiss
+
+        faiss.omp_set_num_threads(1)  # one query probes a few lists: threads only add contention
     cols = {lv: lexical.filter_columns(db, lv) for lv in lexical.LEVELS}
     return _Version(name, manifest, db, vectors, cols)
 
