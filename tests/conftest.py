@@ -7,9 +7,12 @@ image, crop and outline paths are exercised; its caption also gets markup to che
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import threading
 from pathlib import Path
+from typing import Callable, Iterator
 
 import pytest
 
@@ -77,3 +80,28 @@ def searcher(corpus_dir):
     from figlink.index import Searcher
 
     return Searcher(corpus_dir)
+
+
+@contextlib.contextmanager
+def readers_running(read: Callable[[], None], n: int = 3) -> Iterator[list[BaseException]]:
+    """Run ``read`` in a loop on ``n`` threads for the duration of the block; yields the errors seen."""
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                read()
+            except BaseException as e:  # noqa: BLE001 - handed to the test
+                errors.append(e)
+                return
+
+    threads = [threading.Thread(target=loop) for _ in range(n)]
+    for t in threads:
+        t.start()
+    try:
+        yield errors
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import threading
 
 import pytest
 
@@ -17,7 +16,7 @@ from figlink.index import Filters, Searcher, build_index, store
 from figlink.index.docs import figure_doc, panel_docs
 from figlink.model import CaptionSplit, Figure, InlineRef, Paper, Subcaption
 
-from conftest import ENRICHED
+from conftest import ENRICHED, readers_running
 
 
 def _figures(corpus_dir):
@@ -126,22 +125,12 @@ def test_incremental_add_and_concurrent_readers(corpus_dir, tmp_path):
     s = Searcher(d)
     v1 = store.current(store.index_dir(d))
     base = s.search("holin hole formation", k=3)
-    errors: list[BaseException] = []
-    stop = threading.Event()
 
-    def reader() -> None:
-        while not stop.is_set():
-            try:
-                hits = s.search("holin hole formation", k=3)
-                assert hits and hits[0].caption.startswith("Schematic presentation")
-            except BaseException as e:  # noqa: BLE001 - reported below
-                errors.append(e)
-                return
+    def read() -> None:
+        hits = s.search("holin hole formation", k=3)
+        assert hits and hits[0].caption.startswith("Schematic presentation")
 
-    threads = [threading.Thread(target=reader) for _ in range(3)]
-    for t in threads:
-        t.start()
-    try:
+    with readers_running(read) as errors:
         with Corpus(d) as c:
             for i in range(3):
                 p = c.paper("PMC3166277")
@@ -152,10 +141,6 @@ def test_incremental_add_and_concurrent_readers(corpus_dir, tmp_path):
                 c.commit()
                 r = build_index(d)
                 assert (r.added, r.replaced, r.removed, r.unchanged) == (1, 0, 0, 7 + i)
-    finally:
-        stop.set()
-        for t in threads:
-            t.join()
     assert not errors, errors[0]
     assert store.current(store.index_dir(d)) != v1
     hit = s.search("zebra stripes counted under a microscope copy 2", k=1)[0]

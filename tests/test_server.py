@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import shutil
-import threading
 
 import pytest
 from fastapi.testclient import TestClient
@@ -13,7 +12,7 @@ from figlink.corpus import Corpus
 from figlink.index import build_index
 from figlink.server import create_app
 
-from conftest import ENRICHED
+from conftest import ENRICHED, readers_running
 
 
 @pytest.fixture(scope="module")
@@ -123,17 +122,12 @@ def test_concurrent_requests_during_index_update(corpus_dir, tmp_path, searcher)
 
     cl = TestClient(create_app(d, Searcher(d, searcher._embedder)))
     codes: list[int] = []
-    stop = threading.Event()
 
-    def hammer() -> None:
-        while not stop.is_set():
-            r = cl.get("/api/search", params={"q": "holin hole formation", "level": "panel", "k": 5})
-            codes.append(r.status_code if r.json().get("hits") else -1)
+    def read() -> None:
+        r = cl.get("/api/search", params={"q": "holin hole formation", "level": "panel", "k": 5})
+        codes.append(r.status_code if r.json().get("hits") else -1)
 
-    threads = [threading.Thread(target=hammer) for _ in range(4)]
-    for t in threads:
-        t.start()
-    try:
+    with readers_running(read, 4) as errors:
         with Corpus(d) as c:
             for i in range(2):
                 p = c.paper("PMC3166277")
@@ -141,9 +135,6 @@ def test_concurrent_requests_during_index_update(corpus_dir, tmp_path, searcher)
                 c.put_paper(p, f"sha{i}", p.paper_id)
                 c.commit()
                 build_index(d)
-    finally:
-        stop.set()
-        for t in threads:
-            t.join()
+    assert not errors, errors[0]
     assert codes and set(codes) == {200}
     assert cl.get("/api/health").json()["index"]["papers"] == 9

@@ -95,7 +95,7 @@ class Filters:
             parts.append(f"{alias}.year >= ?")
             args.append(self.year_min)
         if self.year_max is not None:
-            parts.append(f"{alias}.year <= ?")
+            parts.append(f"{alias}.year <= ? AND {alias}.year > 0")
             args.append(self.year_max)
         if self.paper_id is not None:
             parts.append(f"{alias}.paper_id = ?")

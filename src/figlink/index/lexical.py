@@ -135,3 +135,15 @@ def find_doc(db: sqlite3.Connection, level: str, paper_id: str, figure_id: str, 
     row = db.execute("SELECT doc FROM docs WHERE level=? AND paper_id=? AND figure_id=? AND panel IS ?",
                      (level, paper_id, figure_id, panel)).fetchone()
     return None if row is None else int(row[0])
+
+
+def panels_of_figures(db: sqlite3.Connection) -> dict[int, list[int]]:
+    """Figure document id → the ids of that figure's panel documents."""
+    figs: dict[tuple[str, str], int] = {}
+    out: dict[int, list[int]] = {}
+    for doc, level, pid, fid in db.execute("SELECT doc, level, paper_id, figure_id FROM docs ORDER BY level, doc"):
+        if level == "figure":
+            figs[(pid, fid)] = doc
+        elif (pid, fid) in figs:
+            out.setdefault(figs[(pid, fid)], []).append(doc)
+    return out

@@ -1,4 +1,5 @@
 """Searching a published index: lexical and dense candidates per level, fused by reciprocal rank.
+Panel search adds the figure-level ranking as a third signal, so a panel's figure context counts.
 
 A :class:`Searcher` follows the corpus's ``CURRENT`` version: each query checks it and, when a new
 version is published, loads it whole before switching, so a query always runs on one complete version.
@@ -24,7 +25,9 @@ from figlink.index.vectors import VectorSet
 MAX_QUERY_CHARS = 1000
 MAX_K = 1000
 CANDIDATES = 100  # per signal, before fusion
-SIGNAL_WEIGHTS = {"lexical": 1.0, "text_dense": 0.5}  # MiniLM is general-domain: the weaker signal on papers
+# MiniLM is general-domain: the weaker signal on papers. "figure" (panel level only) ranks panels by how
+# well their whole figure matches (all its citing sentences, caption, OCR), then by their own match.
+SIGNAL_WEIGHTS = {"lexical": 1.0, "text_dense": 0.5, "figure": 1.0}
 
 
 class IndexMissing(FileNotFoundError):
@@ -65,6 +68,7 @@ class _Version:
     db: Any
     vectors: dict[str, VectorSet]
     cols: dict[str, dict]
+    panels_of: dict[int, list[int]]  # figure doc → its panel docs
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -78,7 +82,7 @@ def _load(root: Path, name: str) -> _Version:
 
         faiss.omp_set_num_threads(1)  # one query probes a few lists: threads only add contention
     cols = {lv: lexical.filter_columns(db, lv) for lv in lexical.LEVELS}
-    return _Version(name, manifest, db, vectors, cols)
+    return _Version(name, manifest, db, vectors, cols, lexical.panels_of_figures(db))
 
 
 def validate_query(query: Any, k: Any, level: Any) -> tuple[str, int, str]:
@@ -132,6 +136,16 @@ class Searcher:
                 return self._version
         raise IndexMissing(f"the index in {self.corpus_dir} kept changing while loading; try again")
 
+    def _rankings(self, v: _Version, level: str, query: str, qvec: Optional[np.ndarray], f: Filters, n: int
+                  ) -> dict[str, list[int]]:
+        """Each signal's best ``n`` documents of one level."""
+        rankings: dict[str, list[int]] = {}
+        with v.lock:  # one sqlite connection per version
+            rankings["lexical"] = [d for d, _ in lexical.search(v.db, level, query, n, f)]
+        if qvec is not None and len(v.vectors[level].docs):
+            rankings["text_dense"] = [d for d, _ in v.vectors[level].top(qvec, n, f.mask(v.cols[level]))]
+        return rankings
+
     def stats(self) -> dict:
         v = self.version()
         return {"version": v.name, "figures": v.manifest["counts"]["figure"], "panels": v.manifest["counts"]["panel"],
@@ -144,18 +158,25 @@ class Searcher:
         f = filters if isinstance(filters, Filters) else Filters.from_mapping(filters)
         v = self.version()
         n = max(CANDIDATES, k)
-        rankings: dict[str, list[int]] = {}
-        with v.lock:  # one sqlite connection per version
-            rankings["lexical"] = [d for d, _ in lexical.search(v.db, level, query, n, f)]
         emb = self._embedder_for(v)
-        if emb is not None and len(v.vectors[level].docs):
-            q = emb.encode([query])[0]
-            mask = f.mask(v.cols[level])
-            rankings["text_dense"] = [d for d, _ in v.vectors[level].top(q, n, mask)]
+        qvec = emb.encode([query])[0] if emb is not None else None
+        rankings = self._rankings(v, "figure" if level == "figure" else "panel", query, qvec, f, n)
+        if level == "panel":
+            figs = rrf(self._rankings(v, "figure", query, qvec, f, n), SIGNAL_WEIGHTS)
+            rankings["figure"] = _panels_by_figure(v, [d for d, _, _ in figs], rrf(rankings, SIGNAL_WEIGHTS))
         fused = rrf(rankings, SIGNAL_WEIGHTS)[:k]
         with v.lock:
             rows = lexical.doc_rows(v.db, [d for d, _, _ in fused])
         return [_hit(i, score, ranks, rows[d]) for i, (d, score, ranks) in enumerate(fused, 1) if d in rows]
+
+
+def _panels_by_figure(v: _Version, figures: list[int], panels: list[tuple[int, float, dict]]) -> list[int]:
+    """Panel documents in the order of their figures' ranking (within a figure: the panel ranking)."""
+    order = {d: i for i, (d, _, _) in enumerate(panels)}
+    out: list[int] = []
+    for fig in figures:
+        out.extend(sorted(v.panels_of.get(fig, []), key=lambda d: (order.get(d, len(order)), d)))
+    return out
 
 
 def _hit(rank: int, score: float, ranks: dict, row: dict) -> Hit:
