@@ -146,6 +146,7 @@ def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: b
     sets = {lv: s.append(new_ids[lv], new_vecs[lv]) for lv, s in sets.items()}
     db.commit()
     counts = {lv: db.execute("SELECT COUNT(*) FROM docs WHERE level=?", (lv,)).fetchone()[0] for lv in lexical.LEVELS}
+    lexical.write_df(db)
     db.execute("INSERT INTO fts_figure(fts_figure) VALUES ('optimize')")
     db.execute("INSERT INTO fts_panel(fts_panel) VALUES ('optimize')")
     db.commit()

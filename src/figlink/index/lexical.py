@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Iterable, Optional
 
@@ -20,6 +21,11 @@ LEVELS = ("figure", "panel")
 # BM25 weight of each field (FIELDS order: title, main, refs, ocr, shared) per level.
 WEIGHTS = {"figure": (0.3, 1.0, 0.8, 0.5, 0.0), "panel": (0.2, 1.0, 1.0, 0.5, 0.3)}
 MAX_TERMS = 32
+MAX_SCORED_TERMS = 16
+MIN_TERMS = 3
+COMMON_FRACTION = 0.05  # a word in more than this share of documents is "very common" …
+COMMON_MIN_DF = 1000  # … once it is in more than this many
+POSTING_BUDGET = 12_000  # documents scored per query, about (rarest words first; at least MIN_TERMS words)
 _WORD = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset("""
 a about above after again against all also am an and any are as at be because been before being below
@@ -89,10 +95,72 @@ def delete_papers(db: sqlite3.Connection, paper_ids: Iterable[str]) -> set[int]:
     return gone
 
 
-def search(db: sqlite3.Connection, level: str, text: str, n: int, filters: Filters = Filters()
-           ) -> list[tuple[int, float]]:
+class _Stemmer:
+    """The index's own tokenizer (porter, unicode61) applied to query words, through an in-memory FTS5."""
+
+    def __init__(self) -> None:
+        self.db = sqlite3.connect(":memory:", check_same_thread=False)
+        self.db.execute("CREATE VIRTUAL TABLE s USING fts5(x, tokenize='porter unicode61 remove_diacritics 2')")
+        self.db.execute("CREATE VIRTUAL TABLE sv USING fts5vocab(s, 'instance')")
+        self.lock = threading.Lock()
+
+    def stems(self, words: list[str]) -> dict[str, str]:
+        with self.lock:
+            self.db.execute("DELETE FROM s")
+            self.db.executemany("INSERT INTO s (rowid, x) VALUES (?, ?)", list(enumerate(words)))
+            rows = self.db.execute("SELECT doc, term FROM sv").fetchall()
+        out: dict[str, str] = {}
+        for doc, term in rows:
+            out.setdefault(words[doc], term)
+        return out
+
+
+_stemmer = _Stemmer()
+
+
+def write_df(db: sqlite3.Connection) -> None:
+    """Store each level's document frequency per (stemmed) term, for query-term selection."""
+    for lv in LEVELS:
+        db.execute(f"DROP TABLE IF EXISTS df_{lv}")
+        db.execute(f"CREATE TABLE df_{lv} (term TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID")
+        db.execute(f"CREATE VIRTUAL TABLE temp.v_{lv} USING fts5vocab(main, fts_{lv}, 'row')")
+        db.execute(f"INSERT INTO df_{lv} SELECT term, doc FROM temp.v_{lv}")
+        db.execute(f"DROP TABLE temp.v_{lv}")
+
+
+def select_terms(db: sqlite3.Connection, level: str, words: list[str], n_docs: int) -> list[str]:
+    """The query words worth scoring: known to the index, rarest first, without the very common ones.
+
+    BM25 scores every document that holds any query word, so a word found in a large share of a big
+    index costs much and tells little: words are taken rarest first while they are not very common and
+    their postings fit POSTING_BUDGET, and at least MIN_TERMS words are kept.
+    """
+    stems = _stemmer.stems(words)
+    uniq = sorted(set(stems.values()))
+    if not uniq:
+        return []
+    try:
+        df = dict(db.execute(f"SELECT term, n FROM df_{level} WHERE term IN ({','.join('?' * len(uniq))})", uniq))
+    except sqlite3.OperationalError:  # an index without document frequencies: score every word
+        return words
+    known = sorted((w for w in words if df.get(stems.get(w, ""), 0) > 0), key=lambda w: df[stems[w]])
+    cap = max(COMMON_MIN_DF, COMMON_FRACTION * n_docs)
+    keep: list[str] = []
+    postings = 0
+    for w in known:
+        postings += df[stems[w]]
+        if len(keep) >= MIN_TERMS and (df[stems[w]] > cap or postings > POSTING_BUDGET or len(keep) >= MAX_SCORED_TERMS):
+            break
+        keep.append(w)
+    return keep
+
+
+def search(db: sqlite3.Connection, level: str, text: str, n: int, filters: Filters = Filters(),
+           n_docs: int = 0) -> list[tuple[int, float]]:
     """The best ``n`` documents of a level for a free-text query: (doc id, BM25 score, higher better)."""
     terms = query_terms(text)
+    if terms and n_docs:
+        terms = select_terms(db, level, terms, n_docs)
     if not terms:
         return []
     where, args = filters.sql("d")

@@ -141,7 +141,7 @@ class Searcher:
         """Each signal's best ``n`` documents of one level."""
         rankings: dict[str, list[int]] = {}
         with v.lock:  # one sqlite connection per version
-            rankings["lexical"] = [d for d, _ in lexical.search(v.db, level, query, n, f)]
+            rankings["lexical"] = [d for d, _ in lexical.search(v.db, level, query, n, f, len(v.cols[level]["doc"]))]
         if qvec is not None and len(v.vectors[level].docs):
             rankings["text_dense"] = [d for d, _ in v.vectors[level].top(qvec, n, f.mask(v.cols[level]))]
         return rankings
