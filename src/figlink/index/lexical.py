@@ -21,6 +21,8 @@ LEVELS = ("figure", "panel")
 # BM25 weight of each field (FIELDS order: title, main, refs, ocr, shared) per level.
 WEIGHTS = {"figure": (0.3, 1.0, 0.8, 0.5, 0.0), "panel": (0.2, 1.0, 1.0, 0.5, 0.3)}
 MAX_TERMS = 32
+# what a panel document shows from its figure: stored once, on the figure document
+FIGURE_META = frozenset({"caption", "title", "label", "image", "year", "open", "medical", "figure_type", "n_panels"})
 MAX_SCORED_TERMS = 16
 MIN_TERMS = 3
 COMMON_FRACTION = 0.05  # a word in more than this share of documents is "very common" …
@@ -73,10 +75,11 @@ def insert(db: sqlite3.Connection, docs: Iterable[Doc], first_id: int) -> list[i
     ids: list[int] = []
     for i, d in enumerate(docs, first_id):
         m = d.meta
+        shown = m if d.level == "figure" else {k: v for k, v in m.items() if k not in FIGURE_META}
         db.execute("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?,?)",
                    (i, d.level, d.paper_id, d.figure_id, d.panel, m.get("year") or 0, int(bool(m.get("open"))),
                     -1 if m.get("medical") is None else int(m["medical"]), m.get("figure_type"),
-                    json.dumps(m, ensure_ascii=False)))
+                    json.dumps(shown, ensure_ascii=False)))
         db.execute(f"INSERT INTO fts_{d.level} (rowid, {', '.join(FIELDS)}) VALUES (?,?,?,?,?,?)",
                    (i, *(d.fields.get(f, "") for f in FIELDS)))
         ids.append(i)
@@ -184,6 +187,15 @@ def doc_rows(db: sqlite3.Connection, ids: list[int]) -> dict[int, dict]:
         q = f"SELECT doc, level, paper_id, figure_id, panel, meta FROM docs WHERE doc IN ({','.join('?' * len(chunk))})"
         for doc, level, pid, fid, panel, meta in db.execute(q, chunk):
             out[doc] = {"level": level, "paper_id": pid, "figure_id": fid, "panel": panel, "meta": json.loads(meta)}
+    figs: dict[tuple[str, str], dict] = {}
+    for row in out.values():
+        if row["level"] == "panel":
+            key = (row["paper_id"], row["figure_id"])
+            if key not in figs:
+                r = db.execute("SELECT meta FROM docs WHERE level='figure' AND paper_id=? AND figure_id=? "
+                               "AND panel IS NULL", key).fetchone()
+                figs[key] = json.loads(r[0]) if r else {}
+            row["meta"] = {**{k: v for k, v in figs[key].items() if k in FIGURE_META}, **row["meta"]}
     return out
 
 
