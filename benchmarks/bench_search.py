@@ -151,7 +151,7 @@ def quality(papers: list[Paper], queries: list[Query], emb, work: Path) -> tuple
     t = time.perf_counter()
     rep = build_index(corpus, emb.inner)  # timed cold: nothing embedded beforehand
     build_s = time.perf_counter() - t
-    s = Searcher(corpus, emb)
+    s = Searcher(corpus, emb.inner)  # queries embedded for real (timed)
     lat_fig, lat_pan = [], []
 
     def run_figlink(qs: list[Query], level: str, lat: list) -> list[int | None]:
@@ -175,7 +175,7 @@ def quality(papers: list[Paper], queries: list[Query], emb, work: Path) -> tuple
     corpus2 = work / "dev_split"
     make_corpus(papers, corpus2)
     build_index(corpus2, emb, papers=with_regex_split)
-    s = Searcher(corpus2, emb)
+    s = Searcher(corpus2, emb.inner)
     pan_rows.append(("figlink panels (+ caption_split from the regex splitter)", metrics(run_figlink(pan_q, "panel", []))))
     speed = {"build_s": build_s, "figures": rep.figures, "panels": rep.panels, "lat_fig": lat_fig, "lat_pan": lat_pan,
              "corpus": corpus, "n_fig_q": len(fig_q), "n_pan_q": len(pan_q)}
@@ -306,7 +306,7 @@ def main() -> None:
             t = time.perf_counter()
             rep = build_index(big, emb)
             bs = time.perf_counter() - t
-            s = Searcher(big, emb)
+            s = Searcher(big, emb.inner)
             lat_in = []
             for q in sample:
                 t0 = time.perf_counter()
