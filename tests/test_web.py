@@ -71,7 +71,7 @@ def test_search_outline_and_detail(page, base_url):
     first.click()
     detail = page.locator("#detail")
     detail.wait_for(state="visible")
-    assert "Citing sentences" in detail.inner_text()
+    assert "Citing sentences" in detail.inner_text() and not page.locator("#results").is_visible()
     assert detail.locator(".refs li").count() >= 1
     assert detail.locator(".outline").count() == 2  # both panels drawn, the chosen one emphasised
     page.click("button.back")
