@@ -27,7 +27,7 @@ MAX_SCORED_TERMS = 16
 MIN_TERMS = 3
 COMMON_FRACTION = 0.05  # a word in more than this share of documents is "very common" …
 COMMON_MIN_DF = 1000  # … once it is in more than this many
-POSTING_BUDGET = 12_000  # documents scored per query, about (rarest words first; at least MIN_TERMS words)
+POSTING_BUDGET = 8_000  # documents scored per query, about (rarest words first; at least MIN_TERMS words)
 _WORD = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset("""
 a about above after again against all also am an and any are as at be because been before being below
@@ -136,7 +136,8 @@ def select_terms(db: sqlite3.Connection, level: str, words: list[str], n_docs: i
 
     BM25 scores every document that holds any query word, so a word found in a large share of a big
     index costs much and tells little: words are taken rarest first while they are not very common and
-    their postings fit POSTING_BUDGET, and at least MIN_TERMS words are kept.
+    their postings fit POSTING_BUDGET; at least MIN_TERMS words are kept unless they alone would
+    exceed four budgets (at least one word always is).
     """
     stems = _stemmer.stems(words)
     uniq = sorted(set(stems.values()))
@@ -152,6 +153,8 @@ def select_terms(db: sqlite3.Connection, level: str, words: list[str], n_docs: i
     postings = 0
     for w in known:
         postings += df[stems[w]]
+        if keep and postings > 4 * POSTING_BUDGET:
+            break  # only very common words left: the rarest one(s) must do
         if len(keep) >= MIN_TERMS and (df[stems[w]] > cap or postings > POSTING_BUDGET or len(keep) >= MAX_SCORED_TERMS):
             break
         keep.append(w)
