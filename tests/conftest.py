@@ -1,19 +1,117 @@
+"""Shared fixtures: one corpus of the shipped sample articles, indexed once per test session.
+
+One real figure (PMC3166277 Figure 2, "Samples of a lysis recording …") is given what the PDF and
+vision stages add — an image, two panel boxes, a caption split, OCR, a figure type — so that the
+image, crop and outline paths are exercised; its caption also gets markup to check escaping.
+"""
+
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import threading
 from pathlib import Path
+from typing import Callable, Iterator
 
 import pytest
 
 os.environ.setdefault("FIGLINK_OCR_THREADS", "1")
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO / "samples"
+SAMPLES = REPO / "samples" / "jats"
+ENRICHED = ("PMC3166277", "F2")
+MARKUP = ' <img src=x onerror="window.__xss=1"><b>bold</b>'
+
+
+def enrich_figure(corpus_dir: Path) -> None:
+    """Give the chosen real figure an image, panels a/b, a caption split, OCR and a type."""
+    from PIL import Image, ImageDraw
+
+    from figlink.corpus import Corpus
+    from figlink.model import CaptionSplit, FigureType, OcrText, Panel, Subcaption
+
+    pid, fid = ENRICHED
+    with Corpus(corpus_dir) as c:
+        paper = c.paper(pid)
+        fig = paper.figure(fid)
+        cap = fig.caption
+        a0 = cap.index("(A)")
+        b0 = cap.index("(B)")
+        fig.caption_split = CaptionSplit(
+            shared_text=cap[:a0].strip(),
+            subcaptions=[Subcaption(["a"], cap[a0 + 3:b0].strip(), [[a0 + 4, b0 - 1]]),
+                         Subcaption(["b"], cap[b0 + 3:].strip(), [[b0 + 4, len(cap)]])])
+        fig.caption = cap + MARKUP
+        fig.panels = [Panel("a", [0, 0, 200, 150], fig.caption_split.subcaptions[0].text, 0.9),
+                      Panel("b", [200, 0, 400, 150], fig.caption_split.subcaptions[1].text, 0.9)]
+        fig.ocr = [OcrText("Frequency", [220, 120, 300, 140], "axis_label"),
+                   OcrText("cell recording", [20, 10, 120, 30], "text")]
+        fig.figure_type = FigureType("histogram", 0.9)
+        fig.is_medical = False
+        folder = c.image_dir_for(pid)
+        folder.mkdir(parents=True, exist_ok=True)
+        im = Image.new("RGB", (400, 150), "white")
+        d = ImageDraw.Draw(im)
+        d.rectangle([10, 10, 190, 140], outline="black", fill=(200, 220, 255))
+        for i, h in enumerate([30, 80, 120, 60, 20]):
+            d.rectangle([220 + i * 35, 140 - h, 245 + i * 35, 140], fill="gray")
+        im.save(folder / f"{fid}.png")
+        fig.image = f"images/{pid}/{fid}.png"
+        c.put_paper(paper, hashlib.sha256(b"enriched").hexdigest(), "enriched")
+        c.commit()
+
+
+@pytest.fixture(scope="session")
+def corpus_dir(tmp_path_factory) -> Path:
+    """The sample articles ingested, one figure enriched, and indexed (MiniLM + BM25)."""
+    os.environ.setdefault("FIGLINK_TORCH_THREADS", "2")
+    from figlink.engine.local import ingest
+    from figlink.index import build_index
+
+    d = tmp_path_factory.mktemp("corpus")
+    report = ingest([SAMPLES], d, workers=1, progress=False)
+    assert report.ok == 7 and report.failed == 0
+    enrich_figure(d)
+    build_index(d)
+    return d
+
+
+@pytest.fixture(scope="session")
+def searcher(corpus_dir):
+    from figlink.index import Searcher
+
+    return Searcher(corpus_dir)
+
+
+@contextlib.contextmanager
+def readers_running(read: Callable[[], None], n: int = 3) -> Iterator[list[BaseException]]:
+    """Run ``read`` in a loop on ``n`` threads for the duration of the block; yields the errors seen."""
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                read()
+            except BaseException as e:  # noqa: BLE001 - handed to the test
+                errors.append(e)
+                return
+
+    threads = [threading.Thread(target=loop) for _ in range(n)]
+    for t in threads:
+        t.start()
+    try:
+        yield errors
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
 
 
 @pytest.fixture(scope="session")
 def jats_dir() -> Path:
-    return SAMPLES / "jats"
+    return SAMPLES
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 >>> import figlink
 >>> paper = figlink.parse("article.nxml")
 >>> paper.figures[0].inline_refs[0].panels
+>>> figlink.search("lung cyst CT", "corpus/", level="panel")[0].panel
 """
 
 from figlink.errors import FiglinkError, InputError, ParseError
@@ -12,5 +13,12 @@ from figlink.model import (CaptionSplit, Figure, FigureType, InlineRef, License,
 
 __version__ = "0.1.0"
 
-__all__ = ["parse", "Paper", "Figure", "InlineRef", "CaptionSplit", "Subcaption", "Panel", "OcrText",
+
+def search(query: str, corpus: str, k: int = 10, level: str = "figure", filters: dict | None = None) -> list:
+    """Search a corpus's index: ``figlink.search("lung cyst CT", "corpus/", level="panel")`` → hits."""
+    from figlink.index import search as _search
+
+    return _search(query, corpus, k=k, level=level, filters=filters)
+
+__all__ = ["parse", "search", "Paper", "Figure", "InlineRef", "CaptionSplit", "Subcaption", "Panel", "OcrText",
            "FigureType", "License", "FiglinkError", "InputError", "ParseError", "__version__"]

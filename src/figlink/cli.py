@@ -1,4 +1,4 @@
-"""The ``figlink`` command line: one subcommand per stage (parse, ingest, show, export, demo)."""
+"""The ``figlink`` command line: one subcommand per stage (parse, ingest, show, export, index, search, serve, demo)."""
 
 from __future__ import annotations
 
@@ -79,8 +79,10 @@ def ingest(sources: List[Path] = typer.Argument(..., help="Files and folders of 
            workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes."),
            engine: str = typer.Option("local", "--engine", help="Execution engine: local."),
            vision: bool = typer.Option(True, "--vision/--no-vision", help="Run the vision stages on figures."),
+           make_index: bool = typer.Option(True, "--index/--no-index", help="Update the search index afterwards."),
            ) -> None:
-    """Build or update a corpus. Resumable; bad inputs are logged; exit status 1 when any input failed."""
+    """Build or update a corpus, then its search index. Resumable; bad inputs are logged; exit status 1 when
+    any input failed."""
     from figlink.engine.local import ingest as run_local
     from figlink.pipeline import PipelineOptions
 
@@ -91,7 +93,22 @@ def ingest(sources: List[Path] = typer.Argument(..., help="Files and folders of 
         err.print(f"[red]failed:[/red] {path}: {stage}: {reason}", highlight=False)
     err.print(f"{report.ok} ingested, {report.skipped} already done, {report.failed} failed "
               f"({report.seen} inputs, {report.seconds:.1f} s) → {corpus}", highlight=False)
+    if make_index and (corpus / "corpus.sqlite").exists():
+        _report_index(corpus)
     raise typer.Exit(1 if report.failed else 0)
+
+
+def _report_index(corpus: Path, full: bool = False) -> None:
+    """Build or update the corpus's index and print one line about it."""
+    from figlink.index import build_index
+
+    try:
+        r = build_index(corpus, full=full)
+    except FileNotFoundError as e:
+        _fail(str(e))
+    err.print(f"index {r.version}: {r.added} papers added, {r.replaced} replaced, {r.removed} removed, "
+              f"{r.unchanged} unchanged; {r.figures} figures, {r.panels} panels "
+              f"({'lexical + ' + r.dense if r.dense else 'lexical only'}, {r.seconds:.1f} s)", highlight=False)
 
 
 @app.command()
@@ -150,11 +167,79 @@ def export(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
 
 
 @app.command()
+def index(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
+          full: bool = typer.Option(False, "--full", help="Rebuild from scratch instead of updating."),
+          ) -> None:
+    """Build or update the corpus's search index (new papers are added; readers never see a partial index)."""
+    _report_index(corpus, full=full)
+
+
+@app.command()
+def search(query: str = typer.Argument(..., help="Free-text query."),
+           corpus: Path = typer.Option(..., "--corpus", help="Corpus folder (with an index)."),
+           k: int = typer.Option(10, "-k", "--k", help="Number of hits (1-1000)."),
+           level: str = typer.Option("figure", "--level", help="figure | panel"),
+           figure_type: Optional[str] = typer.Option(None, "--figure-type", help="Comma-separated figure types."),
+           medical: Optional[bool] = typer.Option(None, "--medical/--not-medical", help="Only (non-)medical figures."),
+           open_only: bool = typer.Option(False, "--open", help="Only openly licensed papers."),
+           year_min: Optional[int] = typer.Option(None, "--year-min"),
+           year_max: Optional[int] = typer.Option(None, "--year-max"),
+           as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
+           ) -> None:
+    """Search figures or panels of a corpus."""
+    from figlink.index import IndexMissing, Searcher
+
+    filters = {"figure_type": figure_type, "is_medical": medical, "open": True if open_only else None,
+               "year_min": year_min, "year_max": year_max}
+    try:
+        hits = Searcher(corpus).search(query, k=k, level=level, filters=filters)
+    except IndexMissing as e:
+        _fail(str(e))
+    except FiglinkError as e:
+        _fail(str(e))
+    if as_json:
+        keep = ("rank", "score", "level", "paper_id", "figure_id", "panel", "label", "caption", "image", "title",
+                "year", "figure_type", "subcaption", "bbox", "refs", "signals")
+        sys.stdout.write(json.dumps({"query": query, "level": level, "k": k,
+                                     "hits": [{f: h.to_dict()[f] for f in keep} for h in hits]},
+                                    ensure_ascii=False) + "\n")
+        return
+    t = Table(title=f"{level} hits for {query!r}", title_justify="left")
+    for col in ("rank", "score", "paper", "figure", "panel", "caption"):
+        t.add_column(col, overflow="fold")
+    for h in hits:
+        t.add_row(str(h.rank), f"{h.score:.4f}", h.paper_id, h.label or h.figure_id, h.panel or "",
+                  (h.caption[:100] + "…") if len(h.caption) > 100 else h.caption)
+    out.print(t)
+
+
+@app.command()
+def serve(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder (with an index)."),
+          host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback by default)."),
+          port: int = typer.Option(8000, "--port", min=1, max=65535),
+          ) -> None:
+    """Serve the REST API (OpenAPI at /docs) and the search page."""
+    from figlink.server import serve as run_server
+
+    if not (corpus / "corpus.sqlite").exists():
+        _fail(f"no corpus at {corpus}")
+    if host not in {"127.0.0.1", "localhost", "::1"}:
+        err.print(f"[yellow]warning:[/yellow] binding {host}: the server is reachable from other machines",
+                  highlight=False)
+    err.print(f"figlink serving {corpus} at http://{host}:{port}/  (API docs: /docs; Ctrl-C to stop)",
+              highlight=False)
+    run_server(corpus, host=host, port=port)
+
+
+@app.command()
 def demo(corpus: Path = typer.Option(Path("demo-corpus"), "--corpus", help="Where to build the demo corpus."),
          samples: Path = typer.Option(REPO_SAMPLES, "--samples", help="Folder of sample papers."),
          workers: int = typer.Option(2, "--workers", "-w", min=1),
+         no_serve: bool = typer.Option(False, "--no-serve", help="Build the corpus and index, then exit."),
+         host: str = typer.Option("127.0.0.1", "--host"),
+         port: int = typer.Option(8000, "--port", min=1, max=65535),
          ) -> None:
-    """Build a corpus from the sample papers shipped in the repository and summarize it."""
+    """Build a corpus and search index from the sample papers shipped in the repository and serve it."""
     from figlink.corpus import Corpus
     from figlink.engine.local import ingest as run_local
 
@@ -171,7 +256,13 @@ def demo(corpus: Path = typer.Option(Path("demo-corpus"), "--corpus", help="Wher
             t.add_row(p.paper_id, (p.title or "")[:60], p.license.spdx or "?", str(len(p.figures)), str(len(refs)),
                       str(sum(1 for r in refs if r.panels)))
         out.print(t)
-    raise typer.Exit(1 if report.failed else 0)
+    _report_index(corpus)
+    if report.failed or no_serve:
+        raise typer.Exit(1 if report.failed else 0)
+    from figlink.server import serve as run_server
+
+    out.print(f"figlink demo: open http://{host}:{port}/  (Ctrl-C to stop)", highlight=False)
+    run_server(corpus, host=host, port=port)
 
 
 def main() -> None:  # pragma: no cover - console entry point

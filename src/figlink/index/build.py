@@ -1,0 +1,165 @@
+"""Build or update the search index of a corpus (``build_index``), incrementally.
+
+Papers are compared with the published version by a fingerprint (input hash + time written): new
+papers are added, changed ones replaced, removed ones dropped, and only their documents are parsed
+and embedded. A changed embedder rebuilds everything. The result is published as a new version.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+import numpy as np
+
+from figlink.index import ann, lexical, store
+from figlink.index.docs import Doc, paper_docs
+from figlink.index.embed import Embedder, default_embedder, default_embedder_name
+from figlink.index.vectors import VectorSet
+from figlink.model import Paper
+
+BATCH_PAPERS = 200
+
+
+@dataclass
+class IndexReport:
+    version: Optional[str]
+    added: int = 0
+    replaced: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    figures: int = 0
+    panels: int = 0
+    seconds: float = 0.0
+    dense: Optional[str] = None
+
+
+def corpus_fingerprints(db: sqlite3.Connection) -> dict[str, str]:
+    """paper_id → fingerprint of its stored record."""
+    return {pid: f"{sha}:{at!r}" for pid, sha, at in db.execute("SELECT paper_id, input_sha256, added_at FROM papers")}
+
+
+def _papers(db: sqlite3.Connection, ids: list[str]) -> Iterable[Paper]:
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        q = f"SELECT json FROM papers WHERE paper_id IN ({','.join('?' * len(chunk))}) ORDER BY paper_id"
+        for (js,) in db.execute(q, chunk):
+            yield Paper.from_json(js)
+
+
+def embed_docs(docs: list[Doc], embedder: Embedder) -> list[np.ndarray]:
+    """Each document's vectors, one per text group (unit mean of the group); identical texts embed once."""
+    unique: dict[str, int] = {}
+    for d in docs:
+        for g in d.dense:
+            for t in g:
+                unique.setdefault(t, len(unique))
+    mat = embedder.encode(list(unique))
+    out = []
+    for d in docs:
+        v = np.stack([mat[[unique[t] for t in g]].mean(axis=0) for g in d.dense])
+        out.append((v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)).astype(np.float32))
+    return out
+
+
+def build_index(corpus_dir: str | Path, embedder: Optional[Embedder] = None, *, full: bool = False,
+                papers: Optional[Callable[[Paper], Paper]] = None) -> IndexReport:
+    """Bring ``<corpus_dir>/index`` up to date with the corpus and publish it; returns what changed.
+
+    ``embedder`` defaults to :func:`~figlink.index.embed.default_embedder` (None there: lexical only);
+    ``full`` rebuilds from scratch; ``papers`` optionally maps each paper before indexing.
+    """
+    t0 = time.perf_counter()
+    root = store.index_dir(corpus_dir)
+    db_path = Path(corpus_dir) / "corpus.sqlite"
+    if not db_path.exists():
+        raise FileNotFoundError(f"no corpus at {corpus_dir} (expected {db_path.name})")
+    with store.build_lock(root):
+        src = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        try:
+            return _build(root, src, embedder, full, papers, t0)
+        finally:
+            src.close()
+
+
+def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: bool,
+           mapper: Optional[Callable[[Paper], Paper]], t0: float) -> IndexReport:
+    cur = store.current(root)
+    manifest = store.read_manifest(root / cur) if cur else None
+    dense_name = emb.name if emb is not None else default_embedder_name()
+    if manifest and (manifest.get("format") != store.FORMAT or manifest.get("dense") != dense_name):
+        full = True
+    old: dict[str, str] = {} if full or not manifest else manifest["papers"]
+    now = corpus_fingerprints(src)
+    todo = sorted(pid for pid, fp in now.items() if old.get(pid) != fp)
+    gone_papers = sorted((set(old) - set(now)) | {p for p in todo if p in old})
+    report = IndexReport(version=cur, added=sum(1 for p in todo if p not in old),
+                         replaced=sum(1 for p in todo if p in old), removed=len(set(old) - set(now)),
+                         unchanged=len(now) - len(todo), dense=dense_name)
+    if manifest and not full and not todo and not gone_papers:
+        report.figures, report.panels = manifest["counts"]["figure"], manifest["counts"]["panel"]
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    if emb is None and dense_name is not None:
+        emb = default_embedder()  # loaded only when there is something to embed
+        if emb is None:
+            raise RuntimeError(f"the text embedder {dense_name!r} could not be loaded (FIGLINK_EMBEDDER=none "
+                               "builds a lexical-only index)")
+    name = store.next_version(root)
+    tmp = root / f".tmp-{name}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    db = sqlite3.connect(tmp / "lexical.sqlite")
+    if manifest and not full:
+        prev = sqlite3.connect(f"file:{root / cur / 'lexical.sqlite'}?mode=ro", uri=True)
+        prev.backup(db)
+        prev.close()
+        sets = {lv: VectorSet.load(root / cur, lv, with_ann=False) for lv in lexical.LEVELS} if dense_name else {}
+    else:
+        lexical.create(db)
+        sets = {lv: VectorSet.empty(emb.dim) for lv in lexical.LEVELS} if emb is not None else {}
+    db.execute("PRAGMA journal_mode=OFF")
+    db.execute("PRAGMA synchronous=OFF")
+    gone = lexical.delete_papers(db, gone_papers)
+    old_rows = {lv: len(s.vec) for lv, s in sets.items()}
+    sets = {lv: s.drop(gone) for lv, s in sets.items()}
+    dropped = {lv: len(s.vec) != old_rows[lv] for lv, s in sets.items()}
+    next_id = (db.execute("SELECT MAX(doc) FROM docs").fetchone()[0] or 0) + 1
+    next_id = max(next_id, (manifest or {}).get("next_id", 1) if not full else 1)
+    new_ids: dict[str, list[int]] = {lv: [] for lv in lexical.LEVELS}
+    new_vecs: dict[str, list[np.ndarray]] = {lv: [] for lv in lexical.LEVELS}
+    for i in range(0, len(todo), BATCH_PAPERS):
+        docs = [d for p in _papers(src, todo[i:i + BATCH_PAPERS]) for d in paper_docs(mapper(p) if mapper else p)]
+        ids = lexical.insert(db, docs, next_id)
+        next_id += len(docs)
+        if emb is not None:
+            for d, doc_id, v in zip(docs, ids, embed_docs(docs, emb)):
+                new_ids[d.level].append(doc_id)
+                new_vecs[d.level].append(v)
+    sets = {lv: s.append(new_ids[lv], new_vecs[lv]) for lv, s in sets.items()}
+    db.commit()
+    counts = {lv: db.execute("SELECT COUNT(*) FROM docs WHERE level=?", (lv,)).fetchone()[0] for lv in lexical.LEVELS}
+    lexical.write_df(db)
+    db.execute("INSERT INTO fts_figure(fts_figure) VALUES ('optimize')")
+    db.execute("INSERT INTO fts_panel(fts_panel) VALUES ('optimize')")
+    db.commit()
+    db.close()
+    for lv, s in sets.items():
+        prev = root / cur / f"{lv}.ann" if manifest and not full else None
+        s.ann = ann.update(prev, s.vec, old_rows[lv], dropped[lv]) if ann.available() else None
+        s.save(tmp, lv)
+    (tmp / "manifest.json").write_text(json.dumps({
+        "format": store.FORMAT, "version": name, "created": time.time(), "dense": dense_name,
+        "dim": emb.dim if emb is not None else None, "signals": ["lexical"] + (["text_dense"] if emb else []),
+        "counts": counts, "next_id": next_id, "papers": now}, indent=0))
+    store.publish(root, tmp, name)
+    report.version, report.figures, report.panels = name, counts["figure"], counts["panel"]
+    report.seconds = time.perf_counter() - t0
+    return report

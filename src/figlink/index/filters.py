@@ -1,0 +1,122 @@
+"""Search filters: figure type, medical, open license, year range, paper; as SQL and as a numpy mask."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from figlink.errors import InputError
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _bool(name: str, v: Any) -> Optional[bool]:
+    if v is None or isinstance(v, bool):
+        return v
+    s = str(v).strip().lower()
+    if s in _TRUE:
+        return True
+    if s in _FALSE:
+        return False
+    raise InputError(f"filter {name!r} must be true or false, not {v!r}")
+
+
+def _year(name: str, v: Any) -> Optional[int]:
+    if v is None:
+        return None
+    try:
+        y = int(v)
+    except (TypeError, ValueError):
+        raise InputError(f"filter {name!r} must be a year, not {v!r}") from None
+    if not 0 < y < 10000:
+        raise InputError(f"filter {name!r} must be a year between 1 and 9999, not {y}")
+    return y
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which documents may be returned; ``None`` means no constraint."""
+
+    figure_type: Optional[tuple[str, ...]] = None
+    is_medical: Optional[bool] = None
+    open: Optional[bool] = None
+    year_min: Optional[int] = None
+    year_max: Optional[int] = None
+    paper_id: Optional[str] = None
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def from_mapping(cls, d: Optional[Mapping[str, Any]]) -> "Filters":
+        """Filters from a dict of names to values (strings accepted); unknown names are an error."""
+        d = {k: v for k, v in (d or {}).items() if v is not None}
+        unknown = sorted(set(d) - set(cls.names()))
+        if unknown:
+            raise InputError(f"unknown filter(s) {', '.join(unknown)}; known: {', '.join(cls.names())}")
+        ft = d.get("figure_type")
+        if isinstance(ft, str):
+            ft = [t for t in ft.split(",") if t.strip()]
+        if ft is not None:
+            if not isinstance(ft, (list, tuple)) or not all(isinstance(t, str) for t in ft):
+                raise InputError("filter 'figure_type' must be a label or a list of labels")
+            ft = tuple(t.strip() for t in ft)[:50]
+        pid = d.get("paper_id")
+        if pid is not None and (not isinstance(pid, str) or len(pid) > 200):
+            raise InputError("filter 'paper_id' must be a paper id")
+        f = cls(figure_type=ft or None, is_medical=_bool("is_medical", d.get("is_medical")),
+                open=_bool("open", d.get("open")), year_min=_year("year_min", d.get("year_min")),
+                year_max=_year("year_max", d.get("year_max")), paper_id=pid)
+        if f.year_min and f.year_max and f.year_min > f.year_max:
+            raise InputError(f"year_min {f.year_min} is after year_max {f.year_max}")
+        return f
+
+    def empty(self) -> bool:
+        return all(getattr(self, n) is None for n in self.names())
+
+    def sql(self, alias: str = "d") -> tuple[str, list[Any]]:
+        """A WHERE fragment (starting with AND, or empty) over the ``docs`` table and its parameters."""
+        parts: list[str] = []
+        args: list[Any] = []
+        if self.figure_type:
+            parts.append(f"{alias}.figure_type IN ({','.join('?' * len(self.figure_type))})")
+            args.extend(self.figure_type)
+        if self.is_medical is not None:
+            parts.append(f"{alias}.medical = ?")
+            args.append(int(self.is_medical))
+        if self.open is not None:
+            parts.append(f"{alias}.open = ?")
+            args.append(int(self.open))
+        if self.year_min is not None:
+            parts.append(f"{alias}.year >= ?")
+            args.append(self.year_min)
+        if self.year_max is not None:
+            parts.append(f"{alias}.year <= ? AND {alias}.year > 0")
+            args.append(self.year_max)
+        if self.paper_id is not None:
+            parts.append(f"{alias}.paper_id = ?")
+            args.append(self.paper_id)
+        return "".join(f" AND {p}" for p in parts), args
+
+    def mask(self, cols: Mapping[str, np.ndarray]) -> Optional[np.ndarray]:
+        """A boolean mask over documents from their filter columns (None: everything passes)."""
+        if self.empty():
+            return None
+        m = np.ones(len(cols["year"]), dtype=bool)
+        if self.figure_type:
+            m &= np.isin(cols["figure_type"], np.asarray(self.figure_type, dtype=object))
+        if self.is_medical is not None:
+            m &= cols["medical"] == int(self.is_medical)
+        if self.open is not None:
+            m &= cols["open"] == int(self.open)
+        if self.year_min is not None:
+            m &= cols["year"] >= self.year_min
+        if self.year_max is not None:
+            m &= (cols["year"] <= self.year_max) & (cols["year"] > 0)
+        if self.paper_id is not None:
+            m &= cols["paper_id"] == self.paper_id
+        return m

@@ -1,0 +1,201 @@
+"""Searching a published index: lexical and dense candidates per level, fused by reciprocal rank.
+Panel search adds the figure-level ranking as a third signal, so a panel's figure context counts.
+
+A :class:`Searcher` follows the corpus's ``CURRENT`` version: each query checks it and, when a new
+version is published, loads it whole before switching, so a query always runs on one complete version.
+Safe to share between threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from figlink.errors import InputError
+from figlink.index import lexical, store
+from figlink.index.embed import Embedder, default_embedder
+from figlink.index.filters import Filters
+from figlink.index.fusion import rrf
+from figlink.index.vectors import VectorSet
+
+MAX_QUERY_CHARS = 1000
+MAX_K = 1000
+CANDIDATES = 100  # per signal, before fusion
+# MiniLM is general-domain: the weaker signal on papers. "figure" (panel level only) ranks panels by how
+# well their whole figure matches (all its citing sentences, caption, OCR), then by their own match.
+SIGNAL_WEIGHTS = {"lexical": 1.0, "text_dense": 0.5, "figure": 1.0}
+
+
+class IndexMissing(FileNotFoundError):
+    """The corpus has no published index yet."""
+
+
+@dataclass
+class Hit:
+    """One search result; ``panel`` is the panel letter (None: the whole figure)."""
+
+    rank: int
+    score: float
+    level: str
+    paper_id: str
+    figure_id: str
+    panel: Optional[str]
+    label: Optional[str]
+    caption: str
+    image: Optional[str]
+    title: Optional[str] = None
+    year: Optional[int] = None
+    figure_type: Optional[str] = None
+    is_medical: Optional[bool] = None
+    subcaption: Optional[str] = None
+    subcaption_spans: list = field(default_factory=list)
+    bbox: Optional[list] = None
+    refs: list = field(default_factory=list)
+    signals: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Version:
+    name: str
+    manifest: dict
+    db: Any
+    vectors: dict[str, VectorSet]
+    cols: dict[str, dict]
+    panels_of: dict[int, list[int]]  # figure doc → its panel docs
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _load(root: Path, name: str) -> _Version:
+    folder = root / name
+    manifest = store.read_manifest(folder)
+    db = lexical.open_readonly(folder / "lexical.sqlite")
+    vectors = {lv: VectorSet.load(folder, lv) for lv in lexical.LEVELS} if manifest.get("dense") else {}
+    if any(v.ann is not None for v in vectors.values()):
+        import faiss
+
+        faiss.omp_set_num_threads(1)  # one query probes a few lists: threads only add contention
+    cols = {lv: lexical.filter_columns(db, lv) for lv in lexical.LEVELS}
+    return _Version(name, manifest, db, vectors, cols, lexical.panels_of_figures(db))
+
+
+def validate_query(query: Any, k: Any, level: Any) -> tuple[str, int, str]:
+    """Checked query text, k and level, or an :class:`InputError` saying what is wrong."""
+    if not isinstance(query, str) or not query.strip():
+        raise InputError("the query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InputError(f"the query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InputError(f"k must be an integer from 1 to {MAX_K}, not {k!r}")
+    if level not in lexical.LEVELS:
+        raise InputError(f"level must be one of {', '.join(lexical.LEVELS)}, not {level!r}")
+    return query.strip(), k, level
+
+
+class Searcher:
+    """Searches the index of one corpus; reloads when a newer version is published."""
+
+    def __init__(self, corpus_dir: str | Path, embedder: Optional[Embedder] = None) -> None:
+        self.corpus_dir = Path(corpus_dir)
+        self.root = store.index_dir(corpus_dir)
+        self._embedder = embedder
+        self._version: Optional[_Version] = None
+        self._reload = threading.Lock()
+
+    def _embedder_for(self, v: _Version) -> Optional[Embedder]:
+        if not v.manifest.get("dense"):
+            return None
+        if self._embedder is None:
+            self._embedder = default_embedder()
+        if self._embedder is None or self._embedder.name != v.manifest["dense"]:
+            return None  # index built with another model: dense signal off, lexical still works
+        return self._embedder
+
+    def version(self) -> _Version:
+        """The current version, loading it when it changed."""
+        for _ in range(5):
+            name = store.current(self.root)
+            if name is None:
+                raise IndexMissing(f"no search index in {self.corpus_dir}; run `figlink index --corpus "
+                                   f"{self.corpus_dir}`")
+            v = self._version
+            if v is not None and v.name == name:
+                return v
+            with self._reload:
+                if self._version is None or self._version.name != name:
+                    try:
+                        self._version = _load(self.root, name)
+                    except (FileNotFoundError, OSError):
+                        continue  # replaced while loading: read CURRENT again
+                return self._version
+        raise IndexMissing(f"the index in {self.corpus_dir} kept changing while loading; try again")
+
+    def _rankings(self, v: _Version, level: str, query: str, qvec: Optional[np.ndarray], f: Filters, n: int
+                  ) -> dict[str, list[int]]:
+        """Each signal's best ``n`` documents of one level."""
+        rankings: dict[str, list[int]] = {}
+        with v.lock:  # one sqlite connection per version
+            rankings["lexical"] = [d for d, _ in lexical.search(v.db, level, query, n, f, len(v.cols[level]["doc"]))]
+        if qvec is not None and len(v.vectors[level].docs):
+            rankings["text_dense"] = [d for d, _ in v.vectors[level].top(qvec, n, f.mask(v.cols[level]))]
+        return rankings
+
+    def stats(self) -> dict:
+        v = self.version()
+        return {"version": v.name, "figures": v.manifest["counts"]["figure"], "panels": v.manifest["counts"]["panel"],
+                "papers": len(v.manifest["papers"]), "signals": v.manifest["signals"]}
+
+    def search(self, query: str, k: int = 10, level: str = "figure",
+               filters: Filters | Mapping[str, Any] | None = None) -> list[Hit]:
+        """The best ``k`` documents of ``level`` for ``query``, best first."""
+        query, k, level = validate_query(query, k, level)
+        f = filters if isinstance(filters, Filters) else Filters.from_mapping(filters)
+        v = self.version()
+        n = max(CANDIDATES, k)
+        emb = self._embedder_for(v)
+        qvec = emb.encode([query])[0] if emb is not None else None
+        rankings = self._rankings(v, "figure" if level == "figure" else "panel", query, qvec, f, n)
+        if level == "panel":
+            figs = rrf(self._rankings(v, "figure", query, qvec, f, n), SIGNAL_WEIGHTS)
+            rankings["figure"] = _panels_by_figure(v, [d for d, _, _ in figs], rrf(rankings, SIGNAL_WEIGHTS))
+        fused = rrf(rankings, SIGNAL_WEIGHTS)[:k]
+        with v.lock:
+            rows = lexical.doc_rows(v.db, [d for d, _, _ in fused])
+        return [_hit(i, score, ranks, rows[d]) for i, (d, score, ranks) in enumerate(fused, 1) if d in rows]
+
+
+def _panels_by_figure(v: _Version, figures: list[int], panels: list[tuple[int, float, dict]]) -> list[int]:
+    """Panel documents in the order of their figures' ranking (within a figure: the panel ranking)."""
+    order = {d: i for i, (d, _, _) in enumerate(panels)}
+    out: list[int] = []
+    for fig in figures:
+        out.extend(sorted(v.panels_of.get(fig, []), key=lambda d: (order.get(d, len(order)), d)))
+    return out
+
+
+def _hit(rank: int, score: float, ranks: dict, row: dict) -> Hit:
+    m = row["meta"]
+    return Hit(rank=rank, score=round(score, 6), level=row["level"], paper_id=row["paper_id"],
+               figure_id=row["figure_id"], panel=row["panel"], label=m.get("label"), caption=m.get("caption", ""),
+               image=m.get("image"), title=m.get("title"), year=m.get("year"), figure_type=m.get("figure_type"),
+               is_medical=m.get("medical"), subcaption=m.get("subcaption"), subcaption_spans=m.get("spans", []),
+               bbox=m.get("bbox"), refs=m.get("refs", []), signals=ranks)
+
+
+_searchers: dict[Path, Searcher] = {}
+_searchers_lock = threading.Lock()
+
+
+def search(query: str, corpus: str | Path, k: int = 10, level: str = "figure",
+           filters: Filters | Mapping[str, Any] | None = None) -> list[Hit]:
+    """Search a corpus's index (one cached :class:`Searcher` per corpus folder)."""
+    key = Path(corpus).resolve()
+    with _searchers_lock:
+        s = _searchers.setdefault(key, Searcher(key))
+    return s.search(query, k=k, level=level, filters=filters)

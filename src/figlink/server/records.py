@@ -1,0 +1,93 @@
+"""Figure and panel records as the REST API returns them, read from the corpus by ids only.
+
+Image files are found through the figure's stored ``image`` field and must resolve to a regular file
+inside the corpus's ``images/`` folder; nothing from a request is ever joined to a path.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from pathlib import Path
+from typing import Any, Optional
+
+from figlink.corpus import Corpus
+from figlink.model import Figure, Paper
+
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+               ".webp": "image/webp"}
+
+
+def figure_url(paper_id: str, figure_id: str) -> str:
+    return f"/api/papers/{paper_id}/figures/{figure_id}"
+
+
+def panel_record(paper: Paper, fig: Figure, label: str) -> Optional[dict[str, Any]]:
+    """One panel: its box (when detected), subcaption and the citing sentences that name it."""
+    from figlink.index.docs import _panel_labels, _subcaption
+
+    if label not in _panel_labels(fig):
+        return None
+    box = next((p for p in fig.panels if p.label and p.label.lower() == label), None)
+    sub, spans = _subcaption(fig, label)
+    base = figure_url(paper.paper_id, fig.figure_id)
+    return {"paper_id": paper.paper_id, "figure_id": fig.figure_id, "label": label,
+            "bbox": box.bbox if box is not None and len(box.bbox) == 4 else None,
+            "score": box.score if box is not None else None, "subcaption": sub, "subcaption_spans": spans,
+            "inline_refs": [r.to_dict() for r in fig.inline_refs if label in (x.lower() for x in r.panels)],
+            "image_url": f"{base}/panels/{label}/image" if box is not None and fig.image else None}
+
+
+def figure_record(paper: Paper, fig: Figure) -> dict[str, Any]:
+    """A figure with its paper's metadata and the URLs of its image and panels."""
+    from figlink.index.docs import _panel_labels
+
+    base = figure_url(paper.paper_id, fig.figure_id)
+    return {"paper": {"paper_id": paper.paper_id, "title": paper.title, "doi": paper.doi, "pmcid": paper.pmcid,
+                      "journal": paper.journal, "year": paper.year, "license": paper.license.to_dict()},
+            "figure": fig.to_dict(), "image_url": f"{base}/image" if fig.image else None,
+            "panels": [panel_record(paper, fig, lab) for lab in _panel_labels(fig)]}
+
+
+class CorpusReader:
+    """Thread-safe read access to one corpus for the server."""
+
+    def __init__(self, corpus_dir: str | Path) -> None:
+        self.root = Path(corpus_dir).resolve()
+        self.corpus = Corpus(self.root, readonly=True)
+        self.lock = threading.Lock()
+
+    def figure(self, paper_id: str, figure_id: str) -> tuple[Optional[Paper], Optional[Figure]]:
+        with self.lock:
+            paper = self.corpus.paper(paper_id)
+        return paper, None if paper is None else paper.figure(figure_id)
+
+    def image_path(self, fig: Figure) -> Optional[Path]:
+        """The figure's image file, only when it is a regular file under ``<corpus>/images``."""
+        if not fig.image:
+            return None
+        images = (self.root / "images").resolve()
+        try:
+            p = (self.root / fig.image).resolve(strict=True)
+        except (OSError, RuntimeError):
+            return None
+        if not p.is_relative_to(images) or not p.is_file() or p.suffix.lower() not in IMAGE_TYPES:
+            return None
+        return p
+
+    def close(self) -> None:
+        self.corpus.close()
+
+
+def crop_png(path: Path, bbox: list[float]) -> Optional[bytes]:
+    """The bbox region of an image as PNG bytes (None when the box falls outside the image)."""
+    from PIL import Image
+
+    with Image.open(path) as im:
+        x0, y0 = max(0, int(bbox[0])), max(0, int(bbox[1]))
+        x1, y1 = min(im.width, int(round(bbox[2]))), min(im.height, int(round(bbox[3])))
+        if x1 <= x0 or y1 <= y0:
+            return None
+        buf = io.BytesIO()
+        im.crop((x0, y0, x1, y1)).save(buf, format="PNG")
+    return buf.getvalue()
