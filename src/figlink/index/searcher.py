@@ -1,4 +1,5 @@
-"""Searching a published index: lexical and dense candidates per level, fused by reciprocal rank.
+"""Searching a published index: lexical and dense candidates per level, fused (figures: a weighted sum of
+scores; panels: reciprocal rank).
 Panel search adds the figure-level ranking as a third signal, so a panel's figure context counts.
 
 A :class:`Searcher` follows the corpus's ``CURRENT`` version: each query checks it and, when a new
@@ -19,7 +20,7 @@ from figlink.errors import InputError
 from figlink.index import lexical, store
 from figlink.index.embed import Embedder, default_embedder
 from figlink.index.filters import Filters
-from figlink.index.fusion import rrf
+from figlink.index.fusion import rrf, weighted_scores
 from figlink.index.vectors import VectorSet
 
 MAX_QUERY_CHARS = 1000
@@ -28,6 +29,11 @@ CANDIDATES = 100  # per signal, before fusion
 # MiniLM is general-domain: the weaker signal on papers. "figure" (panel level only) ranks panels by how
 # well their whole figure matches (all its citing sentences, caption, OCR), then by their own match.
 SIGNAL_WEIGHTS = {"lexical": 1.0, "text_dense": 0.5, "figure": 1.0}
+# Figures are ranked by a weighted sum instead: BM25 scaled to the best hit plus the cosine similarity.
+# On the benchmark task (citing sentence → figure) this beats RRF (0.58 vs 0.54 R@1): BM25's margin over
+# the runner-up carries information that ranks throw away.
+FIGURE_WEIGHTS = {"lexical": 1.0, "text_dense": 1.0}
+FIGURE_SCALE = {"lexical": "max", "text_dense": "raw"}
 
 
 class IndexMissing(FileNotFoundError):
@@ -136,15 +142,20 @@ class Searcher:
                 return self._version
         raise IndexMissing(f"the index in {self.corpus_dir} kept changing while loading; try again")
 
-    def _rankings(self, v: _Version, level: str, query: str, qvec: Optional[np.ndarray], f: Filters, n: int
-                  ) -> dict[str, list[int]]:
-        """Each signal's best ``n`` documents of one level."""
-        rankings: dict[str, list[int]] = {}
+    def _scored(self, v: _Version, level: str, query: str, qvec: Optional[np.ndarray], f: Filters, n: int
+                ) -> dict[str, list[tuple[int, float]]]:
+        """Each signal's best ``n`` documents of one level with their scores (higher is better)."""
+        scored: dict[str, list[tuple[int, float]]] = {}
         with v.lock:  # one sqlite connection per version
-            rankings["lexical"] = [d for d, _ in lexical.search(v.db, level, query, n, f, len(v.cols[level]["doc"]))]
+            scored["lexical"] = lexical.search(v.db, level, query, n, f, len(v.cols[level]["doc"]))
         if qvec is not None and len(v.vectors[level].docs):
-            rankings["text_dense"] = [d for d, _ in v.vectors[level].top(qvec, n, f.mask(v.cols[level]))]
-        return rankings
+            scored["text_dense"] = v.vectors[level].top(qvec, n, f.mask(v.cols[level]))
+        return scored
+
+    def _figures(self, v: _Version, query: str, qvec: Optional[np.ndarray], f: Filters, n: int
+                 ) -> list[tuple[int, float, dict[str, int]]]:
+        """Figure documents, best first (weighted score fusion)."""
+        return weighted_scores(self._scored(v, "figure", query, qvec, f, n), FIGURE_WEIGHTS, FIGURE_SCALE)
 
     def stats(self) -> dict:
         v = self.version()
@@ -160,11 +171,13 @@ class Searcher:
         n = max(CANDIDATES, k)
         emb = self._embedder_for(v)
         qvec = emb.encode([query])[0] if emb is not None else None
-        rankings = self._rankings(v, "figure" if level == "figure" else "panel", query, qvec, f, n)
-        if level == "panel":
-            figs = rrf(self._rankings(v, "figure", query, qvec, f, n), SIGNAL_WEIGHTS)
+        if level == "figure":
+            fused = self._figures(v, query, qvec, f, n)[:k]
+        else:
+            rankings = {name: [d for d, _ in items] for name, items in self._scored(v, "panel", query, qvec, f, n).items()}
+            figs = self._figures(v, query, qvec, f, n)
             rankings["figure"] = _panels_by_figure(v, [d for d, _, _ in figs], rrf(rankings, SIGNAL_WEIGHTS))
-        fused = rrf(rankings, SIGNAL_WEIGHTS)[:k]
+            fused = rrf(rankings, SIGNAL_WEIGHTS)[:k]
         with v.lock:
             rows = lexical.doc_rows(v.db, [d for d, _, _ in fused])
         return [_hit(i, score, ranks, rows[d]) for i, (d, score, ranks) in enumerate(fused, 1) if d in rows]
