@@ -17,10 +17,8 @@ from figlink.model import CaptionSplit
 
 
 def _split(caption: str) -> CaptionSplit:
-    try:
-        from figlink.text.captions import split_caption  # type: ignore[import-not-found]
-    except ImportError:  # caption splitting not installed: keep the caption as shared text
-        return CaptionSplit(shared_text=caption)
+    from figlink.text.captions import split_caption
+
     return split_caption(caption)
 
 
