@@ -14,7 +14,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from figlink.text.labels import LabelToken, accepted_labels, raw_label_tokens
+from figlink.text.labels import LabelToken, accepted_label_set, accepted_labels, raw_label_tokens
 from figlink.text.mentions import expand_letters, find_mentions
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
@@ -260,7 +260,7 @@ def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> lis
     if not {"a", "b"} <= bare_letters:
         raw = [t for t in raw if t.form != "bare"]
     merged = _merge(text, raw)
-    keep = accepted_labels([LabelToken(t.start, t.end, t.labels, "merged") for t in merged])
+    keep = accepted_label_set(frozenset(lab for t in merged for lab in t.labels))
     kept: list[Tok] = []
     for t in merged:
         labels = [lab for lab in t.labels if lab in keep]
