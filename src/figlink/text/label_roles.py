@@ -245,12 +245,15 @@ def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
     return [t for t, case in zip(tokens, cases) if case in ("", keep)]
 
 
-def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> list[Tok]:
-    low = text.lower()
+def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: str | None = None) -> list[Tok]:
+    """Panel-label tokens of ``text`` after its figure index ends at ``body``, merged and filtered (see the
+    module docstring); ``sents`` are its sentence spans, ``low`` is ``text.lower()`` when known."""
+    if low is None:
+        low = text.lower()
     maybe = "fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)
     masked = [(m.start, m.end) for m in find_mentions(text) if m.end > body] if maybe else []
     starts = [s for s, _ in sents]
-    raw = raw_label_tokens(text, body, None, masked, starts)
+    raw = raw_label_tokens(text, body, None, masked, starts, low)
     start_set = set(starts)
     raw = [t for t in raw if not (t.form in ("dot", "colon") or any(a.isdigit() for a in t.raw))
            or _opens_clause(text, t.start, body, start_set)]

@@ -262,10 +262,11 @@ def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) ->
 
 def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
                      masked: list[tuple[int, int]] | None = None,
-                     sentence_starts: list[int] | None = None) -> list[LabelToken]:
+                     sentence_starts: list[int] | None = None, low: str | None = None) -> list[LabelToken]:
     """Every candidate label token in ``text[start:end]``, before the sequence check, in order.
 
-    Bare letters are looked for only at ``sentence_starts``."""
+    Bare letters are looked for only at ``sentence_starts``. ``low`` is ``text.lower()`` when the caller
+    has it already."""
     stop = len(text) if end is None else end
     masked = list(masked or [])
     sentence_starts = list(sentence_starts or [])
@@ -276,7 +277,8 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     headed = {m.end() for m in (_HEADING_WORD.match(text, i) for i in sentence_starts + [start] if i < stop)
               if m is not None}
     clause_starts = sorted(base | headed)
-    low = text.lower()
+    if low is None:
+        low = text.lower()
     tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, masked) \
         if "(" in text and ("panel" in low or "image" in low) else []
     taken = masked + [(t.start, t.end) for t in tokens]

@@ -366,12 +366,13 @@ def split_caption(caption: str) -> CaptionSplit:
     idx = leading_figure_index(text)
     body = idx.end if idx else 0
     sents = sentence_spans(text, body)
-    tokens = find_label_tokens(text, body, sents)
+    low = text.lower()  # one lower-casing for the label and place-word scans
+    tokens = find_label_tokens(text, body, sents, low)
     assign_roles(text, body, tokens, {s for s, _ in sents})
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx, body)
     ctx.pieces = _merge_pieces(text, ctx.pieces)
-    positions = find_positions(text, body, refs=False)  # _positional uses openers and trailers only
+    positions = find_positions(text, body, refs=False, low=low)  # _positional uses openers and trailers only
     extra = _positional(ctx, positions)
     pieces = _carve(ctx.pieces, extra) + extra
     return _build(text, pieces)
