@@ -100,3 +100,22 @@ def test_case_insensitive_words_of_the_generic_note_have_only_ascii_look_alikes(
                 assert x in ch.lower()
     for ch in "\u0130\u0131\u017f\u212a":  # the four non-ASCII letters re.I folds onto ASCII
         assert not any(re.fullmatch(x, ch, re.I) for x in letters)
+
+
+def test_shared_only_split_matches_full_segmentation() -> None:
+    from figlink.text.caption_sentences import sentence_spans
+    from figlink.text.label_roles import find_label_tokens
+
+    texts = _samples() + ["Figure 2. Overview of the site. Cells were counted.. Then. . stained!  ",
+                          "Fig. 3 \u00a0 Mean values . ; , The left panel shows cells. e.g. X.Y."]
+    for text in texts:
+        idx = mentions.leading_figure_index(text)
+        body = idx.end if idx else 0
+        sents = sentence_spans(text, body)
+        if find_label_tokens(text, body, sents):
+            continue
+        ctx = subcaptions._Ctx(text, sents, [])
+        subcaptions._segment(ctx, body)
+        plain = subcaptions._merge_pieces(text, ctx.pieces)
+        assert subcaptions._shared_pieces(text, sents) == plain
+        assert subcaptions._build(text, subcaptions._shared_pieces(text, sents)) == subcaptions._build(text, plain)

@@ -368,14 +368,23 @@ def split_caption(caption: str) -> CaptionSplit:
     sents = sentence_spans(text, body)
     low = text.lower()  # one lower-casing for the label and place-word scans
     tokens = find_label_tokens(text, body, sents, low)
+    positions = find_positions(text, body, refs=False, low=low)  # _positional uses openers and trailers only
+    if not tokens and not any(t.role in ("open", "trail") for t in positions):
+        return _build(text, _shared_pieces(text, sents))
     assign_roles(text, body, tokens, {s for s, _ in sents})
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx, body)
     ctx.pieces = _merge_pieces(text, ctx.pieces)
-    positions = find_positions(text, body, refs=False, low=low)  # _positional uses openers and trailers only
     extra = _positional(ctx, positions)
     pieces = _carve(ctx.pieces, extra) + extra
     return _build(text, pieces)
+
+
+def _shared_pieces(text: str, sents: list[tuple[int, int]]) -> list[_Piece]:
+    """The pieces of a caption that names no panel and no place: every sentence is shared (what
+    ``_segment`` and ``_tail`` give when no sentence holds a label token), joined as ``_merge_pieces``
+    joins them."""
+    return _merge_pieces(text, [_Piece(s, e, ()) for s, e in sents])
 
 
 def label_spans(split: CaptionSplit, label: str) -> list[list[int]]:
