@@ -119,3 +119,19 @@ def test_shared_only_split_matches_full_segmentation() -> None:
         plain = subcaptions._merge_pieces(text, ctx.pieces)
         assert subcaptions._shared_pieces(text, sents) == plain
         assert subcaptions._build(text, subcaptions._shared_pieces(text, sents)) == subcaptions._build(text, plain)
+
+
+def test_abbreviation_shortcut_matches_full_walk() -> None:
+    def plain(text: str, dot: int) -> bool:
+        j = dot
+        while j > 0 and dot - j < 12 and (text[j - 1].isalpha() or text[j - 1] == "."):
+            j -= 1
+        word = text[j:dot].lower().strip(".")
+        return word in caption_sentences._ABBREVIATIONS or ("." in word and bool(caption_sentences._DOTTED.fullmatch(word)))
+
+    texts = _samples() + ["see approx. and xapprox. or supplem. e.g. a.b.c.d. \u0130\u0130\u0130\u0130\u0130fig. et al."]
+    for text in texts:
+        for dot, ch in enumerate(text):
+            if ch in ".!?":
+                assert caption_sentences._is_abbreviation(text, dot) == plain(text, dot)
+
