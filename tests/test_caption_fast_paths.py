@@ -135,3 +135,9 @@ def test_abbreviation_shortcut_matches_full_walk() -> None:
             if ch in ".!?":
                 assert caption_sentences._is_abbreviation(text, dot) == plain(text, dot)
 
+
+def test_clean_last_letter_test_is_exact() -> None:
+    import sys as _sys
+
+    ends = {c for c in map(chr, range(_sys.maxunicode + 1)) if c.lower()[-1:] in ("d", "r")}
+    assert ends == set("dDrR")
