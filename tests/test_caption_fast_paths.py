@@ -141,3 +141,15 @@ def test_clean_last_letter_test_is_exact() -> None:
 
     ends = {c for c in map(chr, range(_sys.maxunicode + 1)) if c.lower()[-1:] in ("d", "r")}
     assert ends == set("dDrR")
+
+
+def test_ascii_number_pattern_matches_unicode_one_on_ascii_text() -> None:
+    for text in _samples():
+        if text.isascii():
+            assert normalize._ASCII_NUMBER.sub("#", text) == normalize._NUMBER.sub("#", text)
+        assert normalize._replace_numbers(text) == normalize._NUMBER.sub("\x01", text)
+
+
+def test_relational_chars_ascii_first() -> None:
+    assert normalize._RELATIONAL_CHARS[:3] == "=<>" and not normalize._RELATIONAL_CHARS[3:].isascii()
+    assert all(not c.isascii() for c in normalize._RELATIONAL_CHARS[3:])
