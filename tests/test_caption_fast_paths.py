@@ -153,3 +153,9 @@ def test_ascii_number_pattern_matches_unicode_one_on_ascii_text() -> None:
 def test_relational_chars_ascii_first() -> None:
     assert normalize._RELATIONAL_CHARS[:3] == "=<>" and not normalize._RELATIONAL_CHARS[3:].isascii()
     assert all(not c.isascii() for c in normalize._RELATIONAL_CHARS[3:])
+
+
+def test_heading_word_needs_a_colon() -> None:
+    for text in _samples() + ["Genotypes A: x", "Genotypes AB x", "Genotypes A : x"]:
+        if ":" not in text:
+            assert not any(labels._HEADING_WORD.match(text, i) for i in range(len(text) + 1))

@@ -275,7 +275,7 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     clause_end = _LABEL_CLAUSE_END if stop == len(text) else _CLAUSE_END
     base = set(sentence_starts) | {m.end() for m in clause_end.finditer(text, start, stop)} | {start}
     headed = {m.end() for m in (_HEADING_WORD.match(text, i) for i in sentence_starts + [start] if i < stop)
-              if m is not None}
+              if m is not None} if ":" in text else set()  # a heading comes before "A:"
     clause_starts = sorted(base | headed)
     if low is None:
         low = text.lower()
