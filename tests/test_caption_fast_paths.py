@@ -127,9 +127,11 @@ def test_abbreviation_shortcut_matches_full_walk() -> None:
         while j > 0 and dot - j < 12 and (text[j - 1].isalpha() or text[j - 1] == "."):
             j -= 1
         word = text[j:dot].lower().strip(".")
-        return word in caption_sentences._ABBREVIATIONS or ("." in word and bool(caption_sentences._DOTTED.fullmatch(word)))
+        dotted = "." in word and caption_sentences._DOTTED.fullmatch(word) is not None
+        return word in caption_sentences._ABBREVIATIONS or dotted
 
-    texts = _samples() + ["see approx. and xapprox. or supplem. e.g. a.b.c.d. \u0130\u0130\u0130\u0130\u0130fig. et al."]
+    texts = _samples() + ["see approx. and xapprox. or supplem. e.g. a.b.c.d. x.y.z.w.v.u. et al.",
+                          "\u0130\u0130\u0130\u0130\u0130fig. \u00e9tudes. Fig.A. tt.e.g."]
     for text in texts:
         for dot, ch in enumerate(text):
             if ch in ".!?":
