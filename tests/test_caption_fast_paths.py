@@ -100,3 +100,64 @@ def test_case_insensitive_words_of_the_generic_note_have_only_ascii_look_alikes(
                 assert x in ch.lower()
     for ch in "\u0130\u0131\u017f\u212a":  # the four non-ASCII letters re.I folds onto ASCII
         assert not any(re.fullmatch(x, ch, re.I) for x in letters)
+
+
+def test_shared_only_split_matches_full_segmentation() -> None:
+    from figlink.text.caption_sentences import sentence_spans
+    from figlink.text.label_roles import find_label_tokens
+
+    texts = _samples() + ["Figure 2. Overview of the site. Cells were counted.. Then. . stained!  ",
+                          "Fig. 3 \u00a0 Mean values . ; , The left panel shows cells. e.g. X.Y."]
+    for text in texts:
+        idx = mentions.leading_figure_index(text)
+        body = idx.end if idx else 0
+        sents = sentence_spans(text, body)
+        if find_label_tokens(text, body, sents):
+            continue
+        ctx = subcaptions._Ctx(text, sents, [])
+        subcaptions._segment(ctx, body)
+        plain = subcaptions._merge_pieces(text, ctx.pieces)
+        assert subcaptions._shared_pieces(text, sents) == plain
+        assert subcaptions._build(text, subcaptions._shared_pieces(text, sents)) == subcaptions._build(text, plain)
+
+
+def test_abbreviation_shortcut_matches_full_walk() -> None:
+    def plain(text: str, dot: int) -> bool:
+        j = dot
+        while j > 0 and dot - j < 12 and (text[j - 1].isalpha() or text[j - 1] == "."):
+            j -= 1
+        word = text[j:dot].lower().strip(".")
+        dotted = "." in word and caption_sentences._DOTTED.fullmatch(word) is not None
+        return word in caption_sentences._ABBREVIATIONS or dotted
+
+    texts = _samples() + ["see approx. and xapprox. or supplem. e.g. a.b.c.d. x.y.z.w.v.u. et al.",
+                          "\u0130\u0130\u0130\u0130\u0130fig. \u00e9tudes. Fig.A. tt.e.g."]
+    for text in texts:
+        for dot, ch in enumerate(text):
+            if ch in ".!?":
+                assert caption_sentences._is_abbreviation(text, dot) == plain(text, dot)
+
+
+def test_clean_last_letter_test_is_exact() -> None:
+    import sys as _sys
+
+    ends = {c for c in map(chr, range(_sys.maxunicode + 1)) if c.lower()[-1:] in ("d", "r")}
+    assert ends == set("dDrR")
+
+
+def test_ascii_number_pattern_matches_unicode_one_on_ascii_text() -> None:
+    for text in _samples():
+        if text.isascii():
+            assert normalize._ASCII_NUMBER.sub("#", text) == normalize._NUMBER.sub("#", text)
+        assert normalize._replace_numbers(text) == normalize._NUMBER.sub("\x01", text)
+
+
+def test_relational_chars_ascii_first() -> None:
+    assert normalize._RELATIONAL_CHARS[:3] == "=<>" and not normalize._RELATIONAL_CHARS[3:].isascii()
+    assert all(not c.isascii() for c in normalize._RELATIONAL_CHARS[3:])
+
+
+def test_heading_word_needs_a_colon() -> None:
+    for text in _samples() + ["Genotypes A: x", "Genotypes AB x", "Genotypes A : x"]:
+        if ":" not in text:
+            assert not any(labels._HEADING_WORD.match(text, i) for i in range(len(text) + 1))

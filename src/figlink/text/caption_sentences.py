@@ -28,10 +28,13 @@ _END = re.compile(
 )
 _LABEL_BEFORE = re.compile(r"(?:^|[.;:!?]\s*|^\s+)[A-Z]$|(?:^|[;:(,]\s*)[a-z]$")
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")
+_LONGEST = max(map(len, _ABBREVIATIONS))
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
     """True when the period at ``dot`` closes a known abbreviation ("Fig.", "e.g.", "et al.")."""
+    if dot > _LONGEST and text[dot - _LONGEST - 1:dot].isalpha():
+        return False  # a word of more letters than any abbreviation, and not "e.g." style
     j = dot
     while j > 0 and dot - j < 12 and (text[j - 1].isalpha() or text[j - 1] == "."):
         j -= 1

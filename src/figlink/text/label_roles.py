@@ -14,7 +14,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from figlink.text.labels import LabelToken, accepted_labels, raw_label_tokens
+from figlink.text.labels import LabelToken, accepted_label_set, accepted_labels, raw_label_tokens
 from figlink.text.mentions import expand_letters, find_mentions
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
@@ -245,12 +245,15 @@ def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
     return [t for t, case in zip(tokens, cases) if case in ("", keep)]
 
 
-def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> list[Tok]:
-    low = text.lower()
+def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: str | None = None) -> list[Tok]:
+    """Panel-label tokens of ``text`` after its figure index ends at ``body``, merged and filtered (see the
+    module docstring); ``sents`` are its sentence spans, ``low`` is ``text.lower()`` when known."""
+    if low is None:
+        low = text.lower()
     maybe = "fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)
     masked = [(m.start, m.end) for m in find_mentions(text) if m.end > body] if maybe else []
     starts = [s for s, _ in sents]
-    raw = raw_label_tokens(text, body, None, masked, starts)
+    raw = raw_label_tokens(text, body, None, masked, starts, low)
     start_set = set(starts)
     raw = [t for t in raw if not (t.form in ("dot", "colon") or any(a.isdigit() for a in t.raw))
            or _opens_clause(text, t.start, body, start_set)]
@@ -260,7 +263,7 @@ def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> lis
     if not {"a", "b"} <= bare_letters:
         raw = [t for t in raw if t.form != "bare"]
     merged = _merge(text, raw)
-    keep = accepted_labels([LabelToken(t.start, t.end, t.labels, "merged") for t in merged])
+    keep = accepted_label_set(frozenset(lab for t in merged for lab in t.labels))
     kept: list[Tok] = []
     for t in merged:
         labels = [lab for lab in t.labels if lab in keep]

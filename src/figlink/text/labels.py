@@ -262,10 +262,11 @@ def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) ->
 
 def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
                      masked: list[tuple[int, int]] | None = None,
-                     sentence_starts: list[int] | None = None) -> list[LabelToken]:
+                     sentence_starts: list[int] | None = None, low: str | None = None) -> list[LabelToken]:
     """Every candidate label token in ``text[start:end]``, before the sequence check, in order.
 
-    Bare letters are looked for only at ``sentence_starts``."""
+    Bare letters are looked for only at ``sentence_starts``. ``low`` is ``text.lower()`` when the caller
+    has it already."""
     stop = len(text) if end is None else end
     masked = list(masked or [])
     sentence_starts = list(sentence_starts or [])
@@ -274,9 +275,10 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     clause_end = _LABEL_CLAUSE_END if stop == len(text) else _CLAUSE_END
     base = set(sentence_starts) | {m.end() for m in clause_end.finditer(text, start, stop)} | {start}
     headed = {m.end() for m in (_HEADING_WORD.match(text, i) for i in sentence_starts + [start] if i < stop)
-              if m is not None}
+              if m is not None} if ":" in text else set()  # a heading comes before "A:"
     clause_starts = sorted(base | headed)
-    low = text.lower()
+    if low is None:
+        low = text.lower()
     tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, masked) \
         if "(" in text and ("panel" in low or "image" in low) else []
     taken = masked + [(t.start, t.end) for t in tokens]
@@ -309,20 +311,26 @@ def accepted_labels(tokens: list[LabelToken], max_gap: int = 2) -> set[str]:
     at most ``max_gap``; multi-letter romans (ii, iv) switch i, v and x to roman numerals unless the
     letters already run past h; numbers count only when no letters are found and 1 and 2 are there.
     """
+    return set(accepted_label_set(frozenset(lab for t in tokens for lab in t.labels), max_gap))
+
+
+@functools.lru_cache(maxsize=4096)
+def accepted_label_set(labels: frozenset[str], max_gap: int = 2) -> frozenset[str]:
+    """``accepted_labels`` of tokens that name ``labels`` (the result depends on nothing else, and the
+    same few label sets recur in every caption, so it is cached)."""
     letters: set[int] = set()
     romans: set[str] = set()
     numbers: set[int] = set()
-    for t in tokens:
-        for lab in t.labels:
-            core = lab.rstrip("'\u2032\u2019")
-            if core.isdigit():
-                numbers.add(int(core))
-            elif core in _ROMAN_INDEX and len(core) > 1:
-                romans.add(core)
-            else:
-                idx = _letter_index(core)
-                if idx is not None:
-                    letters.add(idx)
+    for lab in labels:
+        core = lab.rstrip("'\u2032\u2019")
+        if core.isdigit():
+            numbers.add(int(core))
+        elif core in _ROMAN_INDEX and len(core) > 1:
+            romans.add(core)
+        else:
+            idx = _letter_index(core)
+            if idx is not None:
+                letters.add(idx)
     roman_mode = bool(romans) and not ({7, 6} <= letters)  # no g, h before i
     if roman_mode:
         for r in ("i", "v", "x"):
@@ -364,7 +372,7 @@ def accepted_labels(tokens: list[LabelToken], max_gap: int = 2) -> set[str]:
                     break
                 keep.add(str(n))
                 prev = n
-    return keep
+    return frozenset(keep)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -391,4 +399,4 @@ def sort_labels(labels: "set[str] | list[str]") -> list[str]:
     return sorted(set(labels), key=key)
 
 
-__all__ = ["LabelToken", "raw_label_tokens", "accepted_labels", "label_order", "sort_labels"]
+__all__ = ["LabelToken", "raw_label_tokens", "accepted_labels", "accepted_label_set", "label_order", "sort_labels"]

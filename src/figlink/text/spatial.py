@@ -83,13 +83,15 @@ def _at_clause_start(text: str, i: int, floor: int) -> bool:
     return bool(_CLAUSE_LEAD.search(text[max(floor, i - 12):i]))
 
 
-def _place_hits(text: str, start: int, stop: int) -> list[int]:
+def _place_hits(text: str, start: int, stop: int, low: str | None = None) -> list[int]:
     """Where a place word starts as a word of its own, on the lower-cased text, in order.
 
     One ``str.find`` loop per word is cheaper here than a regex: the words' first letters are common, so
-    a regex would try its alternation at about a third of all positions.
+    a regex would try its alternation at about a third of all positions. ``low`` is ``text.lower()``
+    when the caller has it.
     """
-    low = text.lower()
+    if low is None:
+        low = text.lower()
     hits: list[int] = []
     for word in _PLACE_WORDS:
         k = low.find(word, start, stop)
@@ -105,15 +107,17 @@ def _place_hits(text: str, start: int, stop: int) -> list[int]:
     return hits
 
 
-def find_positions(text: str, start: int = 0, end: int | None = None, refs: bool = True) -> list[PositionToken]:
+def find_positions(text: str, start: int = 0, end: int | None = None, refs: bool = True,
+                   low: str | None = None) -> list[PositionToken]:
     """Spatial references in ``text[start:end]`` with their role, in order.
 
     ``refs=False`` skips the last pass, which finds only references ("in the upper left panel"): the
-    ``open`` and ``trail`` tokens are the same, as that pass runs after theirs."""
+    ``open`` and ``trail`` tokens are the same, as that pass runs after theirs. ``low`` is
+    ``text.lower()`` when the caller has it."""
     stop = len(text) if end is None else end
     out: list[PositionToken] = []
     taken: list[tuple[int, int]] = []
-    hits = _place_hits(text, start, stop)
+    hits = _place_hits(text, start, stop, low)
     if not hits:
         return out
 

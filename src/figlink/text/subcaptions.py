@@ -245,11 +245,12 @@ def _clean(text: str, a: int, b: int) -> tuple[int, int]:
     while a < b and text[a] in _LEAD_CHARS:
         a += 1
     while b > a:
-        if text[b - 1] in _TAIL_CHARS:
+        last = text[b - 1]  # only "d"/"D" ("r"/"R") lower-case to a text ending in "d" ("r")
+        if last in _TAIL_CHARS:
             b -= 1
-        elif text[b - 4:b].lower() == " and" or (b - a == 3 and text[a:b].lower() == "and"):
+        elif last in "dD" and (text[b - 4:b].lower() == " and" or (b - a == 3 and text[a:b].lower() == "and")):
             b -= 3
-        elif text[b - 3:b].lower() == " or" or (b - a == 2 and text[a:b].lower() == "or"):
+        elif last in "rR" and (text[b - 3:b].lower() == " or" or (b - a == 2 and text[a:b].lower() == "or")):
             b -= 2
         else:
             break
@@ -366,15 +367,25 @@ def split_caption(caption: str) -> CaptionSplit:
     idx = leading_figure_index(text)
     body = idx.end if idx else 0
     sents = sentence_spans(text, body)
-    tokens = find_label_tokens(text, body, sents)
+    low = text.lower()  # one lower-casing for the label and place-word scans
+    tokens = find_label_tokens(text, body, sents, low)
+    positions = find_positions(text, body, refs=False, low=low)  # _positional uses openers and trailers only
+    if not tokens and not any(t.role in ("open", "trail") for t in positions):
+        return _build(text, _shared_pieces(text, sents))
     assign_roles(text, body, tokens, {s for s, _ in sents})
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx, body)
     ctx.pieces = _merge_pieces(text, ctx.pieces)
-    positions = find_positions(text, body, refs=False)  # _positional uses openers and trailers only
     extra = _positional(ctx, positions)
     pieces = _carve(ctx.pieces, extra) + extra
     return _build(text, pieces)
+
+
+def _shared_pieces(text: str, sents: list[tuple[int, int]]) -> list[_Piece]:
+    """The pieces of a caption that names no panel and no place: every sentence is shared (what
+    ``_segment`` and ``_tail`` give when no sentence holds a label token), joined as ``_merge_pieces``
+    joins them."""
+    return _merge_pieces(text, [_Piece(s, e, ()) for s, e in sents])
 
 
 def label_spans(split: CaptionSplit, label: str) -> list[list[int]]:
