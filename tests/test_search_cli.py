@@ -42,3 +42,22 @@ def test_demo_no_serve(tmp_path, searcher):
     r = runner.invoke(app, ["demo", "--corpus", str(d), "--samples", str(SAMPLES), "--workers", "1", "--no-serve"])
     assert r.exit_code == 0, r.output
     assert "index v000001" in r.output and (d / "index" / "CURRENT").exists()
+
+
+def test_ingest_updates_the_index(tmp_path, searcher):
+    """An ingest ends with an index that holds the new paper; a second ingest of another paper adds to it."""
+    d = tmp_path / "c"
+    first, second = SAMPLES / "1471-2180-11-174.nxml", SAMPLES / "ehp-116-1694.nxml"  # PMC3166277, PMC2599765
+
+    def said(r) -> str:
+        return " ".join(r.output.split())  # the console wraps long lines
+
+    r = runner.invoke(app, ["ingest", str(first), "--corpus", str(d), "--no-vision"])
+    assert r.exit_code == 0, r.output
+    assert "index v000001: 1 papers added" in said(r)
+    r = runner.invoke(app, ["ingest", str(second), "--corpus", str(d), "--no-vision"])
+    assert r.exit_code == 0 and "index v000002: 1 papers added" in said(r) and "1 unchanged" in said(r)
+    r = runner.invoke(app, ["search", "lysis time", "--corpus", str(d), "-k", "1", "--json"])
+    assert json.loads(r.stdout)["hits"][0]["paper_id"] == "PMC3166277"
+    r = runner.invoke(app, ["ingest", str(first), "--corpus", str(d), "--no-index"])
+    assert r.exit_code == 0 and "index v0" not in r.output
