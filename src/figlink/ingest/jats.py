@@ -286,8 +286,16 @@ def _block_text(block: etree._Element, fig_ids: dict[str, int]) -> tuple[str, li
     return stripped, xrefs
 
 
-def _section_title(block: etree._Element) -> Optional[str]:
-    anc = block.getparent()
+def _section_title(block: etree._Element, cache: dict) -> Optional[str]:
+    """Title of the nearest titled section (or "Abstract") above ``block``; ``cache`` is keyed by its parent,
+    which blocks of one section share."""
+    parent = block.getparent()
+    if parent not in cache:
+        cache[parent] = _title_above(parent)
+    return cache[parent]
+
+
+def _title_above(anc: Optional[etree._Element]) -> Optional[str]:
     while anc is not None:
         if anc.tag in {"sec", "app", "boxed-text", "sub-article", "abstract", "ack"}:
             title = anc.find("title")
@@ -503,6 +511,7 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
                 ref.panels.append(p)
         ref.tagged = ref.tagged or tagged
 
+    titles: dict = {}
     for block in _blocks(root):
         text, xrefs = _block_text(block, lookup)
         if not text:
@@ -514,7 +523,7 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
         if not xrefs and not plain:
             continue
         sentences = SentenceFinder(text, [(x.start, x.end) for x in xrefs])
-        section = _section_title(block)
+        section = _section_title(block, titles)
         for group in _group_xrefs(text, xrefs):
             mention, cited = _resolve_group(text, group, key_to_id, id_to_key)
             for fid, panels in cited.items():
