@@ -3,31 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Callable, Iterable
 
+from figlink.eval.metrics import token_f1
 from figlink.model import CaptionSplit, Subcaption
 from figlink.text.subcaptions import panel_caption
 
-_TOKEN = re.compile(r"[a-z0-9]+")
 _NAIVE = re.compile(r"\(([A-Za-z])\)")
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-case alphanumeric tokens (MedICaT scores subcaptions on these only)."""
-    return _TOKEN.findall(text.lower())
-
-
-def token_f1(predicted: str, gold: str) -> float:
-    """Token F1 between two texts (bag of alphanumeric tokens); 1.0 when both are empty."""
-    p, g = Counter(tokens(predicted)), Counter(tokens(gold))
-    if not p and not g:
-        return 1.0
-    common = sum((p & g).values())
-    if common == 0:
-        return 0.0
-    precision, recall = common / sum(p.values()), common / sum(g.values())
-    return 2 * precision * recall / (precision + recall)
 
 
 def naive_split(caption: str) -> CaptionSplit:
