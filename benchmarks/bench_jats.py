@@ -92,7 +92,7 @@ def speed(files: list[Path], repeat: int) -> list[list[str]]:
     return [latency_row("pubmed_parser (xml + caption + paragraph)", lat_pp, "articles",
                         f"metadata, captions, paragraphs with ref ids; crashed on {failed}/{len(files)} files"),
             latency_row("figlink.parse", lat_fl, "articles",
-                        f"+ {refs} inline refs with panels; {ratio:.1f}x pubmed_parser")]
+                        f"+ {refs} inline refs with panels; {ratio:.2f}x pubmed_parser")]
 
 
 def _ingest_peak(src: Path, workers: int) -> tuple[float, float]:

@@ -118,3 +118,47 @@ def test_appendix_figures_and_letters_after_the_markup():
     refs = {r.text: r.panels for r in p.figure("f2").inline_refs}
     # the source-data caption inside the figure is not a citing sentence; the table caption is
     assert refs == {"As shown in Fig 2a, it works.": ["a"], "Values for Figure 2C.": ["c"]}
+
+
+# ---------------------------------------------------------------- reference lists are cut before parsing
+
+from figlink.ingest.jats import parse_jats_bytes, parse_xml_bytes, paper_from_root, without_ref_lists  # noqa: E402
+
+_ARTICLE = (b'<article><body><p id="p1">See Figure 1A and <xref ref-type="fig" rid="b1">1B</xref>.</p>'
+            b'<fig id="f1"><label>Figure 1</label><caption><p>Cells.</p></caption></fig></body>'
+            b'<back>%s<ack><p>Thanks.</p></ack></back></article>')
+
+
+def test_reference_lists_are_cut_including_nested_and_empty_ones():
+    nested = b'<ref-list><title>R</title><ref-list><ref id="b1"><mixed-citation>X</mixed-citation></ref></ref-list></ref-list>'
+    data = _ARTICLE % (nested + b"<ref-list/>")
+    lean, cut = without_ref_lists(data)
+    assert b"ref-list" not in lean and b"<ack><p>Thanks.</p></ack>" in lean
+    assert cut == [nested, b"<ref-list/>"]
+    etree_root, _ = parse_xml_bytes(lean)  # still well-formed
+    assert etree_root.find("back/ack") is not None
+
+
+def test_reference_lists_are_kept_when_cutting_is_unsafe():
+    for data in (_ARTICLE % b"<!-- <ref-list> --><ref-list><ref id='b1'/></ref-list>",  # a comment
+                 _ARTICLE % b"<ref-list><ref id='b1'/>",  # never closed
+                 _ARTICLE % b"<ref-lists/>"):  # another tag with the same prefix
+        lean, cut = without_ref_lists(data)
+        assert lean == data and cut == []
+
+
+def test_xref_into_a_cut_reference_list_is_not_called_dangling():
+    data = _ARTICLE % b'<ref-list><ref id="b1"><mixed-citation>X</mixed-citation></ref></ref-list>'
+    paper = parse_jats_bytes(data)
+    assert not any("do not exist" in w for w in paper.warnings)
+    assert paper.figures[0].inline_refs[0].panels == ["a", "b"]  # "Figure 1A and 1B"
+    broken = data.replace(b'rid="b1"', b'rid="nowhere"')
+    assert any("1 figure xref(s) point to ids that do not exist" in w for w in parse_jats_bytes(broken).warnings)
+
+
+@pytest.mark.parametrize("name", ["journal.pone.0005723.xml", "elife05031.xml", "1471-2180-11-174.nxml"])
+def test_cutting_reference_lists_changes_nothing_in_the_paper(sample, name):
+    data = sample(name).read_bytes()
+    assert without_ref_lists(data)[1], "the sample has a reference list"
+    root, warnings = parse_xml_bytes(data)
+    assert parse_jats_bytes(data, name=name).to_dict() == paper_from_root(root, name=name, warnings=warnings).to_dict()
