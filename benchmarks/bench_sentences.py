@@ -30,10 +30,15 @@ def _depth(text: str, q: int) -> int:
     return text.count("(", 0, q) - text.count(")", 0, q)
 
 
-def _judge_cut(text: str, q: int, who: str) -> str:
-    """Why a sentence cut at offset q that only one splitter makes is right or wrong."""
+def _judge_cut(text: str, q: int, who: str, xrefs: list[tuple[int, int]]) -> str:
+    """Why a sentence cut at offset q that only one splitter makes is right or wrong (rules written after
+    reading every difference; each verdict starts with who is right)."""
     before, after = text[:q].rstrip(), text[q:].lstrip()
     if who == "pysbd":
+        if after[:1] in ("\u201d", "\u2019", '"'):
+            return "figlink right: a closing quote belongs to the sentence it closes"
+        if after[:1] == ")" and before[-1:] in ".!?":
+            return "tie: stray punctuation after the end mark in the source ('… S4). ).')"
         if _depth(text, q) > 0:
             return "pysbd wrong: cut inside brackets"
         if _ABBREV_END.search(before):
@@ -43,20 +48,34 @@ def _judge_cut(text: str, q: int, who: str) -> str:
         if after[:1].islower() and not _GENE_START.match(after):
             return "pysbd wrong: cut before a lower-case word"
         if re.match(r"\d+\)|[a-z]\)|\([a-z]\)", after):
-            return "convention: pysbd cuts before list items 1) 2)"
+            return "tie: pysbd cuts before list items 1) 2)"
+        if any(s < q < e for s, e in xrefs):
+            return "pysbd right: the publisher's xref markup runs past the sentence end ('Figure 7. I')"
+        if before[-1:] == ")" and before[-2:-1] not in ".!?" and after[:1].isupper():
+            return "pysbd right: an item without an end mark runs into the next ('(See Fig 3) Dialog …')"
         return "unclassified (pysbd cut)"
+    if _depth(text, q) > 0:
+        return "tie: figlink cuts two sentences inside one parenthesis, pysbd keeps it whole"
     if re.search(r"\b[A-Z]\.$", before):
-        return "figlink by choice: a single capital ends a sentence ('Lobe A. The')"
+        return "figlink right: a sentence ends after a single capital ('Lobe A. Consistent', 'Fig. 3 A. For')"
     if re.search(r"(?:Figs?|Figures?|Table)\.? \d+[A-Za-z]?\.$", before) or re.search(r"[?!][\"'\u201d\u2019]?$", before):
         return "figlink right: sentence ends after a figure number or a question"
     return "unclassified (figlink cut)"
 
 
-def adjudicate(text: str, ours: tuple[int, int], ref: tuple[int, int]) -> str:
+def adjudicate(text: str, ours: tuple[int, int], ref: tuple[int, int], xrefs: list[tuple[int, int]]) -> str:
     """A verdict for the first boundary where the two sentences differ."""
     if ref[0] != ours[0]:
-        return _judge_cut(text, max(ref[0], ours[0]), "pysbd" if ref[0] > ours[0] else "figlink")
-    return _judge_cut(text, min(ref[1], ours[1]), "pysbd" if ref[1] < ours[1] else "figlink")
+        return _judge_cut(text, max(ref[0], ours[0]), "pysbd" if ref[0] > ours[0] else "figlink", xrefs)
+    return _judge_cut(text, min(ref[1], ours[1]), "pysbd" if ref[1] < ours[1] else "figlink", xrefs)
+
+
+def _winner(verdict: str) -> str:
+    if verdict.startswith(("figlink right", "pysbd wrong")):
+        return "figlink"
+    if verdict.startswith("pysbd right"):
+        return "pysbd"
+    return "tie" if verdict.startswith("tie") else "unclassified"
 
 
 def main() -> None:
@@ -91,7 +110,7 @@ def main() -> None:
             if text[a[0]:a[1]] == text[b[0]:b[1]]:
                 same += 1
             else:
-                verdict = adjudicate(text, a, b)
+                verdict = adjudicate(text, a, b, xrefs)
                 verdicts[verdict] += 1
                 diffs.append(f"{name} [{verdict}]\n  figlink: {text[a[0]:a[1]]}\n  pysbd:   {text[b[0]:b[1]]}\n")
     out = REPO / "benchmarks" / "out"
@@ -106,6 +125,16 @@ def main() -> None:
     print(f"speed-up: {t_ref / t_ours:.0f}x; differences in {out / 'sentence_diffs.txt'}")
     print_table("Where the citing sentences differ: which splitter the rules say is right",
                 ["verdict", "xrefs"], [[k, str(v)] for k, v in verdicts.most_common()])
+    wins: Counter[str] = Counter()
+    for verdict, n_v in verdicts.items():
+        wins[_winner(verdict)] += n_v
+    print_table("Citing sentences by outcome", ["outcome", "xrefs"],
+                [["identical to pysbd", f"{same}/{total} = {same / total:.2%}"],
+                 ["identical, or different and figlink right", f"{same + wins['figlink']}/{total} = "
+                                                                f"{(same + wins['figlink']) / total:.2%}"],
+                 ["different and pysbd right", f"{wins['pysbd']}/{total} = {wins['pysbd'] / total:.2%}"],
+                 ["different, neither wrong (tie)", str(wins["tie"])],
+                 ["different, not classified", str(wins["unclassified"])]])
 
 
 if __name__ == "__main__":
