@@ -9,7 +9,8 @@ Speed
 - articles/s per core: figlink.parse (metadata + figures + inline references with panels) against
   pubmed_parser's parse_pubmed_xml + parse_pubmed_caption + parse_pubmed_paragraph (metadata, captions,
   paragraphs with reference ids — less than figlink extracts), same files, same process, best of 3.
-- peak memory of a 4-worker ingest of all dev articles at 1x and 4x the input.
+- peak memory of a 4-worker ingest (parse + corpus writes; the index has its own benchmark) of all dev
+  articles at 1x and 4x the input.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def _ingest_peak(src: Path, workers: int) -> tuple[float, float]:
     try:
         t = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-m", "figlink.cli", "ingest", str(src), "--corpus", str(corpus),
-                                 "--workers", str(workers), "--no-vision"],
+                                 "--workers", str(workers), "--no-vision", "--no-index"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         ps = psutil.Process(proc.pid)
         peak = 0.0
