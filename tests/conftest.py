@@ -78,6 +78,17 @@ def corpus_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def elife_corpus(tmp_path_factory):
+    """The sample eLife article (PDF + JATS, merged) ingested with the vision stage on: real figure crops with
+    detected panels, labels and subcaptions. Returns (corpus folder, ingest report); tests only read it."""
+    from figlink.engine.local import ingest
+
+    d = tmp_path_factory.mktemp("elife-corpus")
+    report = ingest([REPO / "samples" / "elife"], d, progress=False)
+    return d, report
+
+
+@pytest.fixture(scope="session")
 def searcher(corpus_dir):
     from figlink.index import Searcher
 

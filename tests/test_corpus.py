@@ -152,11 +152,8 @@ def test_medicat_and_scicap_exports(jats_dir, tmp_path):
     assert rec["2-normalized"]["2-1-basic-num"]["caption"].startswith("micro-ct of the skull")
 
 
-def test_pdf_and_xml_of_one_article_ingest_as_one_merged_paper_with_vision(tmp_path):
-    from pathlib import Path
-
-    corpus = tmp_path / "corpus"
-    report = ingest([Path(__file__).resolve().parents[1] / "samples" / "elife"], corpus)
+def test_pdf_and_xml_of_one_article_ingest_as_one_merged_paper_with_vision(elife_corpus):
+    corpus, report = elife_corpus  # samples/elife ingested (conftest; the exports tests read it too)
     assert (report.seen, report.ok, report.failed) == (1, 1, 0)
     with Corpus(corpus, readonly=True) as c:
         (paper,) = list(c.papers())

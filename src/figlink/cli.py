@@ -148,22 +148,48 @@ def show(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
 
 @app.command()
 def export(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
-           fmt: str = typer.Option(..., "--format", help="jsonl (papers) | parquet (one row per figure) | medicat | scicap."),
-           out_path: Path = typer.Option(..., "--out", help="Output file."),
+           fmt: str = typer.Option(..., "--format", help="jsonl (papers) | parquet (one row per figure) | medicat | "
+                                   "scicap (JSON lines per figure) | coco (subfigure boxes + images) | "
+                                   "webdataset (tar shards)."),
+           out_path: Path = typer.Option(..., "--out", help="Output file; a folder for coco and webdataset."),
+           shard_size: int = typer.Option(1000, "--shard-size", min=1, help="webdataset: samples per shard."),
+           shard_bytes: str = typer.Option("1GB", "--shard-bytes", help="webdataset: bytes per shard (e.g. 500MB)."),
+           copy_images: bool = typer.Option(False, "--copy-images",
+                                            help="coco: copy the images instead of hard-linking them."),
            ) -> None:
-    """Export the corpus as a dataset file."""
+    """Export the corpus as a dataset. For coco and webdataset a figure whose image is missing or unreadable
+    is reported and skipped; exit status 1 when any figure failed."""
     from figlink.corpus import Corpus
-    from figlink.exports import EXPORTERS
+    from figlink.exports import EXPORTERS, ExportReport, parse_size
 
     if fmt not in EXPORTERS:
         _fail(f"unknown format {fmt!r}; available: {', '.join(sorted(EXPORTERS))}")
+    opts: dict = {}
+    if fmt == "webdataset":
+        try:
+            opts = {"shard_size": shard_size, "shard_bytes": parse_size(shard_bytes)}
+        except ValueError as e:
+            _fail(str(e))
+    elif fmt == "coco":
+        opts = {"copy_images": copy_images}
     try:
         c = Corpus(corpus, readonly=True)
     except FileNotFoundError as e:
         _fail(str(e))
     with c:
-        n = EXPORTERS[fmt](c, out_path)
-    err.print(f"wrote {n} records to {out_path}")
+        try:
+            result = EXPORTERS[fmt](c, out_path, **opts)
+        except OSError as e:
+            _fail(f"cannot write {out_path}: {e.strerror or e}")
+    if not isinstance(result, ExportReport):
+        err.print(f"wrote {result} records to {out_path}")
+        return
+    from rich.markup import escape
+
+    for item, stage, reason in result.failures:  # one line each, even when long; names are not markup
+        err.print(f"[red]failed:[/red] {escape(f'{item}: {stage}: {reason}')}", highlight=False, soft_wrap=True)
+    err.print(escape(result.summary()), highlight=False, soft_wrap=True)
+    raise typer.Exit(1 if result.failed else 0)
 
 
 @app.command()
