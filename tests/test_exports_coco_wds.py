@@ -162,7 +162,7 @@ def test_webdataset_shards_hold_every_figure_and_round_trip(elife_corpus, tmp_pa
 
 
 def test_webdataset_package_reads_the_shards(elife_corpus, tmp_path):
-    wds = pytest.importorskip("webdataset")  # not a dependency: checked only where it is installed
+    import webdataset as wds  # a test dependency (requirements-dev.txt)
     corpus, _ = elife_corpus
     with Corpus(corpus, readonly=True) as c:
         report = export_webdataset(c, tmp_path, shard_size=4)
