@@ -63,10 +63,10 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     s = start
     end_re = _END_DOT if "!" not in text and "?" not in text else _END
     for m in end_re.finditer(text, start, stop):
-        dot = m.start("punct")
-        if m.group("punct") == "." and _is_abbreviation(text, dot):
+        dot, punct_end = m.span("punct")
+        if punct_end == dot + 1 and text[dot] == "." and _is_abbreviation(text, dot):
             continue
-        glued = m.group("space") is None
+        glued = m.start("space") < 0
         if glued:
             before = text[dot - 2:dot] if dot >= 2 else ""
             # "cancer.A" and "tumors.(A)" split; "0.5", "U.S", "p.A" and "e.g.A" do not.

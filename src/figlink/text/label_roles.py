@@ -75,10 +75,7 @@ def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
                 continue
         out.append(Tok(t.start, t.end, list(t.labels), {t.form}, t.note))
     for t in out:
-        seen: dict[str, None] = {}
-        for lab in t.labels:
-            seen.setdefault(lab, None)
-        t.labels = list(seen)
+        t.labels = list(dict.fromkeys(t.labels))  # first occurrences, in order
     return out
 
 
