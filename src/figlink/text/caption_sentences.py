@@ -26,6 +26,9 @@ _END = re.compile(
         (?:(?P<space>\s+)(?=[A-Z0-9(\[\"'\u201c\u2018*#\u00a0]|[a-z][ \u00a0]+\S|[a-z](?:[-\u2013][a-z])?[).:,]\s)|(?=[A-Z(\[]))""",
     re.X,
 )
+# The same where the text holds no "!" or "?": it starts with a literal ".", which the regex engine skips
+# ahead to several times faster than to a character class.
+_END_DOT = re.compile(_END.pattern.replace("(?P<punct>[.!?][.!?]*)", r"(?P<punct>\.\.*)", 1), re.X)
 _LABEL_BEFORE = re.compile(r"(?:^|[.;:!?]\s*|^\s+)[A-Z]$|(?:^|[;:(,]\s*)[a-z]$")
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")
 _LONGEST = max(map(len, _ABBREVIATIONS))
@@ -58,11 +61,12 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     stop = len(text) if end is None else end
     spans: list[tuple[int, int]] = []
     s = start
-    for m in _END.finditer(text, start, stop):
-        dot = m.start("punct")
-        if m.group("punct") == "." and _is_abbreviation(text, dot):
+    end_re = _END_DOT if "!" not in text and "?" not in text else _END
+    for m in end_re.finditer(text, start, stop):
+        dot, punct_end = m.span("punct")
+        if punct_end == dot + 1 and text[dot] == "." and _is_abbreviation(text, dot):
             continue
-        glued = m.group("space") is None
+        glued = m.start("space") < 0
         if glued:
             before = text[dot - 2:dot] if dot >= 2 else ""
             # "cancer.A" and "tumors.(A)" split; "0.5", "U.S", "p.A" and "e.g.A" do not.

@@ -32,7 +32,7 @@ _MERGEABLE = frozenset({"paren", "half", "panel", "panelparen"})
 _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
 
 
-@dataclass
+@dataclass(slots=True)
 class Tok:
     """A label token after merging, with its role (open, trail, ref)."""
 
@@ -75,10 +75,7 @@ def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
                 continue
         out.append(Tok(t.start, t.end, list(t.labels), {t.form}, t.note))
     for t in out:
-        seen: dict[str, None] = {}
-        for lab in t.labels:
-            seen.setdefault(lab, None)
-        t.labels = list(seen)
+        t.labels = list(dict.fromkeys(t.labels))  # first occurrences, in order
     return out
 
 
@@ -251,7 +248,7 @@ def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: s
     if low is None:
         low = text.lower()
     maybe = "fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)
-    masked = [(m.start, m.end) for m in find_mentions(text) if m.end > body] if maybe else []
+    masked = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body] if maybe else []
     starts = [s for s, _ in sents]
     raw = raw_label_tokens(text, body, None, masked, starts, low)
     start_set = set(starts)

@@ -44,6 +44,7 @@ _HALF_END = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)$")
 _PUNCT = re.compile(rf"(?=[^\W_]{{1,4}}(?![^\W_]))(?<![\w'])(?P<list>{_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])")
 # Bare: "a *10 magnification", "A Representative" — a single letter opening a sentence.
 _BARE = re.compile(r"(?P<list>[A-Za-z])[ \t\u00a0]+(?=\S)")
+_BARE_SPACE = frozenset(" \t\u00a0")
 # panel A, panels A and B, panels A–C
 # (The letter comes first and the look-behind after it, so the regex engine can skip ahead to a "P".)
 _PANELWORD = re.compile(rf"[Pp](?<![\w-][Pp])(?i:anels?)\s+(?P<list>{_LIST})(?![\w'])")
@@ -54,7 +55,7 @@ _SINGLE = re.compile(r"[A-Za-z]['\u2032\u2019]{0,2}")
 _POS_IN_ITEM = re.compile(_POS, re.I)
 
 
-@dataclass
+@dataclass(slots=True)
 class LabelToken:
     """A place where the caption names panels: its span, the panels, and how it is written."""
 
@@ -140,13 +141,15 @@ _Parsed = tuple[tuple[str, ...], str, tuple[str, ...], tuple[str, ...], bool, bo
 
 
 def _token(m: re.Match[str], form: str) -> LabelToken | None:
-    note_text = m.group("note") if "note" in m.re.groupindex else None
+    # Of the patterns read here only _PAREN (form "paren") has a "note" group, only _PUNCT ("dot") a "p".
+    note_text = m.group("note") if form == "paren" else None
     punct = m.group("p") if form == "dot" else None
     parsed = _parse_listing(m.group("list"), form, bool(note_text), punct)
     if parsed is None:
         return None
     labels, form, positions, raw, note, comma = parsed
-    return LabelToken(m.start(), m.end(), list(labels), form, list(positions), list(raw), note, comma)
+    start, end = m.span()
+    return LabelToken(start, end, list(labels), form, list(positions), list(raw), note, comma)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -185,7 +188,13 @@ def _parse_listing(listing: str, form: str, has_note: bool, punct: str | None) -
 
 
 def _free(m: re.Match[str], taken: list[tuple[int, int]]) -> bool:
-    return not any(a < m.end() and m.start() < b for a, b in taken)
+    if not taken:
+        return True
+    start, end = m.span()
+    for a, b in taken:
+        if a < end and start < b:
+            return False
+    return True
 
 
 def _scan(pattern: re.Pattern[str], form: str, text: str, start: int, end: int,
@@ -195,6 +204,26 @@ def _scan(pattern: re.Pattern[str], form: str, text: str, start: int, end: int,
         tok = _token(m, form) if _free(m, taken) else None
         if tok is not None:
             out.append(tok)
+    return out
+
+
+def _scan_panel_words(text: str, low: str, start: int, end: int,
+                      taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """``_scan`` of ``_PANELWORD``, tried only where the lower-cased text reads "panel" (``str.find`` skips
+    ahead much faster than a regex that starts with a character class)."""
+    if len(low) != len(text):  # lower-casing changed offsets: scan the text itself
+        return _scan(_PANELWORD, "panel", text, start, end, taken)
+    out: list[LabelToken] = []
+    k = low.find("panel", start, end)
+    while k != -1:
+        m = _PANELWORD.match(text, k, end)
+        if m is None:
+            k = low.find("panel", k + 1, end)
+            continue
+        tok = _token(m, "panel") if _free(m, taken) else None
+        if tok is not None:
+            out.append(tok)
+        k = low.find("panel", m.end(), end)
     return out
 
 
@@ -228,6 +257,8 @@ def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
     """Tokens of ``pattern`` matched at each of ``starts`` (the pattern checks that a short word opens there)."""
     out: list[LabelToken] = []
     for s in starts:
+        if pattern is _PUNCT and len(text) >= s + 5 and text[s:s + 5].isalnum():
+            continue  # a word of five or more letters: _PUNCT's look-ahead fails at once
         m = pattern.match(text, s)
         if m is not None and _free(m, taken):
             tok = _token(m, form)
@@ -249,6 +280,8 @@ def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) ->
     ("A Representative…", not "A representative…" nor "B cells…")."""
     out: list[LabelToken] = []
     for s in starts:
+        if text[s + 1:s + 2] not in _BARE_SPACE:
+            continue  # _BARE needs a space after one letter
         m = _BARE.match(text, s)
         if m is None or any(a < m.end() and s < b for a, b in masked):
             continue
@@ -285,7 +318,7 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     if "(" in text:
         tokens += _scan(_PAREN, "paren", text, start, stop, taken)
         taken = masked + [(t.start, t.end) for t in tokens]
-    words = _scan(_PANELWORD, "panel", text, start, stop, taken) if "anel" in text else []
+    words = _scan_panel_words(text, low, start, stop, taken) if "anel" in text else []
     taken += [(t.start, t.end) for t in words]
     half = _scan_half(text, start, stop, taken)
     taken += [(t.start, t.end) for t in half]

@@ -243,16 +243,44 @@ def figure_number(key: str | None) -> str | None:
     return key.split("-s", 1)[0] if "-s" in key else key
 
 
-def find_mentions(text: str) -> list[Mention]:
-    """Every figure mention written out in plain text, in order, with the figures and panels it names."""
+def _keyword_hints(text: str, low: str | None) -> "list[int] | None":
+    """Where ``_KEYWORD_HINT`` matches, found with ``str.find`` on the lower-cased text (a regex scan that
+    starts with a character class tests every character); ``None`` when ``low`` cannot stand in for
+    ``text`` (not given, or lower-casing changed the length, so offsets would not line up)."""
+    if low is None or len(low) != len(text):
+        return None
+    hits: list[int] = []
+    for word in ("fig", "image"):
+        k = low.find(word)
+        while k != -1:
+            if _KEYWORD_HINT.match(text, k):
+                hits.append(k)
+            k = low.find(word, k + 1)
+    hits.sort()
+    return hits
+
+
+def find_mentions(text: str, low: str | None = None) -> list[Mention]:
+    """Every figure mention written out in plain text, in order, with the figures and panels it names.
+
+    ``low`` is ``text.lower()`` when the caller has it (keyword candidates are then found faster)."""
     out: list[Mention] = []
     pos = 0
     n = len(text)
+    hints = _keyword_hints(text, low)
+    h_at = 0
     while True:
-        h = _KEYWORD_HINT.search(text, pos)
-        if h is None:
-            return out
-        k = h.start()
+        if hints is None:
+            h = _KEYWORD_HINT.search(text, pos)
+            if h is None:
+                return out
+            k = h.start()
+        else:
+            while h_at < len(hints) and hints[h_at] < pos:
+                h_at += 1
+            if h_at == len(hints):
+                return out
+            k = hints[h_at]
         pos = k + 1
         if k > 0 and text[k - 1].isalpha():
             continue

@@ -26,13 +26,14 @@ _OPERAND = r"(?:[A-Za-z\u0391-\u03c9]{1,2}\d{0,2}|\d+(?:[.,]\d+)?%?)"
 _OPERATOR = r"(?:[=<>\u2264\u2265\u2248\u2260\u00b1+\u2212\-*/^\u00d7\u00b7]|&lt;|&gt;)"
 _RELATION = re.compile(rf"(?<![\w.]){_OPERAND}(?:\s*{_OPERATOR}+\s*{_OPERAND})+(?![\w])")
 _RELATIONAL_CHARS = "=<>\u2264\u2265\u2248\u2260"  # the ASCII ones first
-_RELATIONAL = re.compile(f"[{_RELATIONAL_CHARS}]")
 # A run of digits not glued to a word; the digit comes before the look-behind so the engine skips to digits.
 _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])")
 # The same on ASCII text, where \d is [0-9]: a character set the engine skips ahead to faster.
 _ASCII_NUMBER = re.compile(r"[0-9](?<![A-Za-z0-9_\x01][0-9])[0-9]*(?:[.,][0-9]+)*(?![A-Za-z0-9_])")
 _OPEN, _CLOSE = "([{", ")]}"
 _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
+# The same for text without "[" and "{": its literal "(" lets the regex engine skip ahead faster.
+_INNERMOST_PAREN = re.compile(r"\([^()\[\]{}]*\)")
 # Whitespace other than " " that str.split() splits on (every isspace() character lies below U+3001).
 _OTHER_SPACES = tuple(c for c in map(chr, range(0x3001)) if c.isspace() and c != " ")
 _ASCII_OTHER_SPACES = tuple(c for c in _OTHER_SPACES if c.isascii())
@@ -66,8 +67,7 @@ def _replace_equations(text: str) -> str:
             or (not text.isascii() and any(ch in text for ch in _RELATIONAL_CHARS[3:]))):
         return text  # most captions have none: decided without a regex scan
     spans: list[tuple[int, int]] = []
-    for op in _RELATIONAL.finditer(text):
-        i = op.start()
+    for i in _operator_positions(text):
         if spans and i < spans[-1][1]:
             continue
         for m in _RELATION.finditer(text, max(0, i - 24), min(len(text), i + 40)):
@@ -86,6 +86,19 @@ def _replace_equations(text: str) -> str:
     return "".join(out)
 
 
+def _operator_positions(text: str) -> list[int]:
+    """Offsets of the relational characters in ``text``, in order, found with ``str.find`` (a regex scan for
+    a character class tests every character; few captions hold more than a handful of operators)."""
+    out: list[int] = []
+    for ch in _RELATIONAL_CHARS:
+        k = text.find(ch)
+        while k != -1:
+            out.append(k)
+            k = text.find(ch, k + 1)
+    out.sort()
+    return out
+
+
 def _replace_brackets(text: str) -> str:
     """Outermost balanced (), [] and {} spans → one placeholder each; unbalanced ones are left as they are.
 
@@ -94,8 +107,9 @@ def _replace_brackets(text: str) -> str:
     """
     if "(" not in text and "[" not in text and "{" not in text:
         return text
+    innermost = _INNERMOST_PAREN if "[" not in text and "{" not in text else _INNERMOST
     while True:
-        new, n = _INNERMOST.subn("\x03", text)
+        new, n = innermost.subn("\x03", text)
         if n == 0 or not (")" in new or "]" in new or "}" in new):
             return new  # nothing replaced, or no closing bracket left for another pass to pair
         text = new

@@ -12,6 +12,7 @@ classified by how it is used:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -44,7 +45,7 @@ _ORDINALS = {"first": "1", "1st": "1", "second": "2", "2nd": "2", "third": "3", 
              "4th": "4", "fifth": "5", "5th": "5", "sixth": "6", "6th": "6", "last": "last"}
 
 
-@dataclass
+@dataclass(slots=True)
 class PositionToken:
     """A spatial reference: its span, the normalized position, and its role (open, trail, ref)."""
 
@@ -55,8 +56,11 @@ class PositionToken:
     noun: str = ""  # the word after the place ("panel", "row", "part"), lower case
 
 
+@functools.lru_cache(maxsize=1024)
 def normalize_position(phrase: str) -> str:
-    """``"upper left panel"`` → ``"top-left"``; ``"second row"`` → ``"row 2"``; ``"insets"`` → ``"inset"``."""
+    """``"upper left panel"`` → ``"top-left"``; ``"second row"`` → ``"row 2"``; ``"insets"`` → ``"inset"``.
+
+    Cached: a pure function of a short phrase, and the same few phrases recur in every caption."""
     words = re.findall(r"[a-z0-9]+", phrase.lower().replace("-hand", "").replace("far", ""))
     words = [_WORDS.get(w, w.removesuffix("most")) for w in words]
     for axis in ("row", "rows", "column", "columns", "line", "lines"):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import operator
 import re
 from dataclasses import dataclass, field
 
@@ -49,9 +50,10 @@ _GENERIC_ANY = re.compile(
 )
 _WORD_CHAR = re.compile(r"\w")
 _LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
+_BY_START = operator.attrgetter("start")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Piece:
     start: int
     end: int
@@ -290,7 +292,7 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
 def _merge_pieces(text: str, pieces: list[_Piece]) -> list[_Piece]:
     """Join neighbouring pieces about the same labels (only spaces between them)."""
     out: list[_Piece] = []
-    for p in sorted(pieces, key=lambda x: x.start):
+    for p in sorted(pieces, key=_BY_START):
         if out and out[-1].labels == p.labels and not text[out[-1].end:p.start].strip():
             out[-1] = _Piece(out[-1].start, max(out[-1].end, p.end), p.labels)
         else:
@@ -330,24 +332,31 @@ def _carve(pieces: list[_Piece], holes: list[_Piece]) -> list[_Piece]:
 def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
     shared: list[str] = []
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
-    for p in sorted(pieces, key=lambda x: x.start):
+    for p in sorted(pieces, key=_BY_START):
         a, b = _clean(text, p.start, p.end)
         if b <= a or _WORD_CHAR.search(text, a, b) is None:
             continue
         if not p.labels and not p.positions:
             shared.append(text[a:b])
             continue
-        labels = _label_key(p.labels)
-        spans = groups.setdefault((labels, p.positions), [])
-        if spans and spans[-1][1] >= a:
+        key = (_label_key(p.labels), p.positions)
+        spans = groups.get(key)
+        if spans is None:
+            groups[key] = [(a, b)]
+        elif spans[-1][1] >= a:
             spans[-1] = (spans[-1][0], max(spans[-1][1], b))
         else:
             spans.append((a, b))
-    subs = [Subcaption(labels=list(k[0]), text=" ".join(text[a:b] for a, b in spans),
-                       spans=[[a, b] for a, b in spans], positions=list(k[1]))
-            for k, spans in groups.items()]
-    subs.sort(key=lambda s: (s.spans[0][0], len(s.positions)))
-    return CaptionSplit(shared_text=" ".join(shared), subcaptions=subs)
+    subs = [Subcaption(list(labels), " ".join([text[a:b] for a, b in spans]), [[a, b] for a, b in spans],
+                       list(positions))
+            for (labels, positions), spans in groups.items()]
+    if len(subs) > 1:
+        subs.sort(key=_sub_order)
+    return CaptionSplit(" ".join(shared), subs)
+
+
+def _sub_order(sub: Subcaption) -> tuple[int, int]:
+    return sub.spans[0][0], len(sub.positions)
 
 
 @functools.lru_cache(maxsize=1024)
