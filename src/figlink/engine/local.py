@@ -2,185 +2,53 @@
 
 Workers parse and enrich; the writer commits papers to the corpus in small transactions. A bad input
 becomes an error record and the run goes on; a rerun skips inputs already done (by content hash).
+Planning, the writer and the report are shared with the Ray engine (:mod:`figlink.engine.common`);
+this module only decides where :func:`~figlink.engine.common.run_task` runs.
 """
 
 from __future__ import annotations
 
-import hashlib
 import multiprocessing as mp
 import os
-import sys
-import time
-import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Optional
+from typing import Iterable, Iterator
 
-from figlink.corpus import Corpus, file_sha256
-from figlink.errors import FiglinkError
-from figlink.ingest import SUPPORTED_SUFFIXES, source_kind
-from figlink.model import Paper
-from figlink.pipeline import PipelineOptions, process_source
+from figlink.engine.common import (  # noqa: F401 - re-exported: the names this module has always had
+    COMMIT_EVERY,
+    COMMIT_SECONDS,
+    IngestReport,
+    Result,
+    Source,
+    Task,
+    iter_sources,
+    run_ingest,
+    run_task,
+)
+from figlink.pipeline import PipelineOptions
 
-COMMIT_EVERY = 50
-COMMIT_SECONDS = 2.0
-
-
-@dataclass
-class IngestReport:
-    """What one ingest run did."""
-
-    seen: int = 0
-    skipped: int = 0
-    ok: int = 0
-    failed: int = 0
-    seconds: float = 0.0
-    failures: list[tuple[str, str, str]] = field(default_factory=list)  # (path, stage, reason)
+# the names before the shared module existed
+_Task, _Result, _run_task = Task, Result, run_task
 
 
-@dataclass(frozen=True)
-class _Task:
-    path: str
-    xml: Optional[str]
-    sha256: str
-    image_root: str
-    options: PipelineOptions
+def process_pool_runner(workers: int):
+    """A runner that maps :func:`run_task` over a pool of ``workers`` spawned processes (in this process
+    when ``workers`` is 1 or there is one task)."""
 
+    def run(tasks: list[Task]) -> Iterator[Result]:
+        if workers <= 1 or len(tasks) <= 1:
+            yield from map(run_task, tasks)
+            return
+        ctx = mp.get_context("spawn")
+        with ctx.Pool(processes=min(workers, len(tasks)), maxtasksperchild=200) as pool:
+            yield from pool.imap_unordered(run_task, tasks, chunksize=1)
 
-@dataclass
-class _Result:
-    task: _Task
-    paper: Optional[Paper] = None
-    stage: str = ""
-    reason: str = ""
-
-
-@dataclass(frozen=True)
-class Source:
-    """One input: a file, or a PDF with the JATS XML of the same article (merged, MedICaT Appendix A)."""
-
-    path: Path
-    xml: Optional[Path] = None
-
-
-def _pair_pdfs(files: list[Path]) -> list[Source]:
-    """Pair ``X.pdf`` (or ``X-figures.pdf`` when there is no ``X.pdf``) with ``X.xml``/``X.nxml`` of the
-    same folder; every other file is a source of its own."""
-    by_key = {(f.parent, f.name.lower()): f for f in files}
-    used: set[Path] = set()
-    pairs: dict[Path, Path] = {}
-    for f in files:
-        if f.suffix.lower() != ".pdf":
-            continue
-        stem = f.stem[: -len("-figures")] if f.stem.lower().endswith("-figures") else f.stem
-        if stem != f.stem and (f.parent, f"{stem}.pdf".lower()) in by_key:
-            continue  # the article PDF takes the XML
-        xml = by_key.get((f.parent, f"{stem}.xml".lower())) or by_key.get((f.parent, f"{stem}.nxml".lower()))
-        if xml is not None and xml not in used:
-            used.add(xml)
-            pairs[f] = xml
-    return [Source(f, pairs.get(f)) for f in files if f not in used]
-
-
-def iter_sources(sources: Iterable[str | Path]) -> Iterator[Source]:
-    """Files named, and supported files inside folders named (recursively, sorted), with PDFs paired
-    with their XML; missing paths are yielded too, so that the run reports them."""
-    for s in sources:
-        p = Path(s)
-        if p.is_dir():
-            files = [f for f in sorted(p.rglob("*"))
-                     if f.is_file() and not f.name.startswith(".") and f.name.lower().endswith(SUPPORTED_SUFFIXES)]
-            yield from _pair_pdfs(files)
-        else:
-            yield Source(p)
-
-
-def _run_task(task: _Task) -> _Result:
-    try:
-        paper = process_source(task.path, xml=task.xml, image_root=Path(task.image_root), image_prefix="images/",
-                               options=task.options)
-        return _Result(task, paper=paper)
-    except FiglinkError as e:
-        return _Result(task, stage=e.stage, reason=str(e))
-    except MemoryError:
-        return _Result(task, stage="internal", reason="out of memory")
-    except Exception as e:  # a bug or an unforeseen input must not stop the batch
-        where = traceback.extract_tb(e.__traceback__)[-1]
-        return _Result(task, stage="internal",
-                       reason=f"{type(e).__name__}: {e} (at {Path(where.filename).name}:{where.lineno})")
-
-
-def _progress(total: int):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-    return Progress(TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
-                    TimeRemainingColumn(), transient=False, disable=not sys.stderr.isatty())
+    return run
 
 
 def ingest(sources: Iterable[str | Path], corpus_dir: str | Path, workers: int = 1,
            options: PipelineOptions = PipelineOptions(), progress: bool = True) -> IngestReport:
     """Build or update the corpus at ``corpus_dir`` from ``sources`` (files and folders)."""
-    t0 = time.perf_counter()
-    report = IngestReport()
-    corpus = Corpus(corpus_dir)
-    done = corpus.done_hashes()
-    tasks: list[_Task] = []
-    for src in iter_sources(sources):
-        path = src.path
-        report.seen += 1
-        try:
-            if not path.exists():
-                raise FileNotFoundError("no such file")
-            if source_kind(path) is None:
-                raise ValueError(f"unsupported input type: {path.name}")
-            sha = file_sha256(path)
-            if src.xml is not None:  # a pair is done when both files are unchanged
-                sha = hashlib.sha256(f"{sha}+{file_sha256(src.xml)}".encode()).hexdigest()
-        except (OSError, ValueError) as e:
-            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            corpus.put_error(str(path), None, "read", reason)
-            report.failed += 1
-            report.failures.append((str(path), "read", reason))
-            continue
-        if sha in done:
-            report.skipped += 1
-            continue
-        done.add(sha)  # the same bytes twice in one run are ingested once
-        tasks.append(_Task(str(path), None if src.xml is None else str(src.xml), sha, str(corpus.images_dir),
-                           options))
-    corpus.commit()
-
-    def results() -> Iterator[_Result]:
-        if workers <= 1 or len(tasks) <= 1:
-            yield from map(_run_task, tasks)
-            return
-        ctx = mp.get_context("spawn")
-        with ctx.Pool(processes=min(workers, len(tasks)), maxtasksperchild=200) as pool:
-            yield from pool.imap_unordered(_run_task, tasks, chunksize=1)
-
-    last_commit = time.monotonic()
-    pending = 0
-    bar = _progress(len(tasks))
-    with bar:
-        tid = bar.add_task("ingest", total=len(tasks), info="")
-        try:
-            for res in results():
-                if res.paper is not None:
-                    corpus.put_paper(res.paper, res.task.sha256, res.task.path)
-                    report.ok += 1
-                else:
-                    corpus.put_error(res.task.path, res.task.sha256, res.stage, res.reason)
-                    report.failed += 1
-                    report.failures.append((res.task.path, res.stage, res.reason))
-                pending += 1
-                if pending >= COMMIT_EVERY or time.monotonic() - last_commit > COMMIT_SECONDS:
-                    corpus.commit()
-                    pending, last_commit = 0, time.monotonic()
-                bar.update(tid, advance=1, info=f"{report.ok} ok, {report.failed} failed")
-        finally:
-            corpus.commit()
-            corpus.close()
-    report.seconds = time.perf_counter() - t0
-    return report
+    return run_ingest(sources, corpus_dir, process_pool_runner(workers), options=options, progress=progress)
 
 
 def default_workers() -> int:
