@@ -9,6 +9,7 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from figlink.errors import FiglinkError
@@ -34,7 +35,7 @@ REPO_SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def _fail(msg: str, code: int = 2) -> None:
-    err.print(f"[red]error:[/red] {msg}", highlight=False)
+    err.print(f"[red]error:[/red] {escape(msg)}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -76,19 +77,32 @@ def parse(paths: List[Path] = typer.Argument(..., help="JATS .xml/.nxml, PMC OA 
 @app.command()
 def ingest(sources: List[Path] = typer.Argument(..., help="Files and folders of papers."),
            corpus: Path = typer.Option(..., "--corpus", help="Corpus folder (created when missing)."),
-           workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes."),
-           engine: str = typer.Option("local", "--engine", help="Execution engine: local."),
+           workers: int = typer.Option(1, "--workers", "-w", min=1,
+                                       help="Worker processes (local), or CPUs of the local Ray started for the run."),
+           engine: str = typer.Option("local", "--engine", help="Execution engine: local | ray."),
+           address: Optional[str] = typer.Option(None, "--address", envvar="RAY_ADDRESS",
+                                                 help="Ray cluster to run on (engine ray; default: a local Ray)."),
            vision: bool = typer.Option(True, "--vision/--no-vision", help="Run the vision stages on figures."),
            make_index: bool = typer.Option(True, "--index/--no-index", help="Update the search index afterwards."),
            ) -> None:
     """Build or update a corpus, then its search index. Resumable; bad inputs are logged; exit status 1 when
     any input failed."""
-    from figlink.engine.local import ingest as run_local
     from figlink.pipeline import PipelineOptions
 
-    if engine != "local":
-        _fail(f"unknown engine {engine!r}: this build has the 'local' engine")
-    report = run_local(sources, corpus, workers=workers, options=PipelineOptions(vision=vision))
+    options = PipelineOptions(vision=vision)
+    if engine == "local":
+        from figlink.engine.local import ingest as run_local
+
+        report = run_local(sources, corpus, workers=workers, options=options)
+    elif engine == "ray":
+        from figlink.engine.ray import RayEngineError, ingest as run_ray
+
+        try:
+            report = run_ray(sources, corpus, workers=workers, options=options, address=address)
+        except RayEngineError as e:
+            _fail(str(e))
+    else:
+        _fail(f"unknown engine {engine!r}: choose local or ray")
     for path, stage, reason in report.failures:
         err.print(f"[red]failed:[/red] {path}: {stage}: {reason}", highlight=False)
     err.print(f"{report.ok} ingested, {report.skipped} already done, {report.failed} failed "
