@@ -48,7 +48,8 @@ _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=Fals
 
 
 def _norm(s: Optional[str]) -> str:
-    return _WS.sub(" ", s or "").strip()
+    """White space collapsed and stripped (``str.split`` splits on exactly what ``\\s`` matches)."""
+    return " ".join(s.split()) if s else ""
 
 
 def _text(el: Optional[etree._Element]) -> str:
