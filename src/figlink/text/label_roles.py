@@ -75,7 +75,8 @@ def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
                 continue
         out.append(Tok(t.start, t.end, list(t.labels), {t.form}, t.note))
     for t in out:
-        t.labels = list(dict.fromkeys(t.labels))  # first occurrences, in order
+        if len(t.labels) > 1:
+            t.labels = list(dict.fromkeys(t.labels))  # first occurrences, in order
     return out
 
 

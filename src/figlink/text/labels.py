@@ -235,7 +235,8 @@ def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) ->
     while i != -1:
         if i not in closed:  # a ")" that ends a token already found is not looked at again
             j = i
-            while j > start and i - j <= 5 and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
+            lo = max(start, i - 6)  # the walk stops after six characters
+            while j > lo and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
                 j -= 1
             if 0 < i - j <= 4 and (j == start or not text[j - 1].isalnum()) and not _closes_note(text, start, j):
                 m = _HALF_END.search(text, max(start, i - 40), i + 1)

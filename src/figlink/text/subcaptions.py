@@ -32,6 +32,7 @@ _DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
 _CLAUSE_BREAK = re.compile(r"[,;]\s+|\b(?:whereas|while)\s+")
 _LEAD_CHARS = frozenset(_DASH + " \t\n\r\u00a0,;:.)]")
 _TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
+_TAIL_STOP = _TAIL_CHARS | frozenset("dDrR")  # a last character that _clean may cut or look at
 
 # A sentence that reads like a note about the whole figure.
 _GENERIC_START = re.compile(
@@ -95,6 +96,8 @@ def _is_generic(sentence: str) -> bool:
         return True
     if "," not in sentence and ":" not in sentence and "=" not in sentence:
         return False  # a legend item needs one of them
+    if ";" not in sentence and "." not in sentence[:-1]:
+        return False  # only the item at "^" can match: every other one follows a ";" or "." with text after it
     return len(_LEGEND_ITEM.findall(sentence)) >= 2
 
 
@@ -111,14 +114,17 @@ def _segment(ctx: _Ctx, body: int) -> None:
     opener_group: tuple[str, ...] = ()  # the last opener that was not a sub-label of the one before
     free: list[tuple[int, int, tuple[str, ...]]] = []  # sentences without anchors, after the last anchor
     last_anchor_sentence: list[Tok] = []
+    starts = ctx.starts
     for s, e in ctx.sents:
         if e <= body:
             continue
         s = max(s, body)
-        toks = ctx.tokens_in(s, e)
-        if not toks:  # most sentences name no panel
+        lo = bisect.bisect_left(starts, s)
+        hi = bisect.bisect_left(starts, e, lo)
+        if lo == hi:  # most sentences name no panel
             free.append((s, e, group))
             continue
+        toks = ctx.tokens[lo:hi]
         anchors = [t for t in toks if t.role in ("open", "trail")]
         if not anchors:
             refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
@@ -333,7 +339,9 @@ def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
     shared: list[str] = []
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
     for p in sorted(pieces, key=_BY_START):
-        a, b = _clean(text, p.start, p.end)
+        a, b = p.start, p.end
+        if not (a < b and text[a] not in _LEAD_CHARS and text[b - 1] not in _TAIL_STOP and text[b:b + 1] != ")"):
+            a, b = _clean(text, a, b)  # (otherwise _clean would leave the span as it is)
         if b <= a or _WORD_CHAR.search(text, a, b) is None:
             continue
         if not p.labels and not p.positions:
