@@ -80,19 +80,21 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
             continue
         e = m.end(2)
         if e > s:
+            # Trimmed here: text[e - 1] is the mark or a closing quote/bracket, never a space, so only the
+            # start can hold whitespace, and the trimmed span is never empty.
+            while text[s].isspace():
+                s += 1
             spans.append((s, e))
         s = m.end()
-    if s < stop:
-        spans.append((s, stop))
-    out: list[tuple[int, int]] = []
-    for a, b in spans:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
+    if s < stop:  # the last sentence, trimmed at both ends
+        b = stop
+        while s < b and text[s].isspace():
+            s += 1
+        while b > s and text[b - 1].isspace():
             b -= 1
-        if b > a:
-            out.append((a, b))
-    return out
+        if b > s:
+            spans.append((s, b))
+    return spans
 
 
 def split_sentences(text: str) -> list[str]:

@@ -52,6 +52,7 @@ _GENERIC_ANY = re.compile(
 _WORD_CHAR = re.compile(r"\w")
 _LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
 _BY_START = operator.attrgetter("start")
+_NO_TOKENS: list[Tok] = []  # (never changed)
 
 
 @dataclass(slots=True)
@@ -112,7 +113,8 @@ def _segment(ctx: _Ctx, body: int) -> None:
     """Cut the caption into pieces, sentence by sentence (see the module docstring, step 3)."""
     group: tuple[str, ...] = ()  # labels that unlabeled text continues to describe
     opener_group: tuple[str, ...] = ()  # the last opener that was not a sub-label of the one before
-    free: list[tuple[int, int, tuple[str, ...]]] = []  # sentences without anchors, after the last anchor
+    # Sentences without anchors, after the last anchor: span, group, and the sentence's (reference) tokens.
+    free: list[tuple[int, int, tuple[str, ...], list[Tok]]] = []
     last_anchor_sentence: list[Tok] = []
     starts = ctx.starts
     for s, e in ctx.sents:
@@ -122,7 +124,7 @@ def _segment(ctx: _Ctx, body: int) -> None:
         lo = bisect.bisect_left(starts, s)
         hi = bisect.bisect_left(starts, e, lo)
         if lo == hi:  # most sentences name no panel
-            free.append((s, e, group))
+            free.append((s, e, group, _NO_TOKENS))
             continue
         toks = ctx.tokens[lo:hi]
         anchors = [t for t in toks if t.role in ("open", "trail")]
@@ -131,9 +133,9 @@ def _segment(ctx: _Ctx, body: int) -> None:
             if refs and not group:
                 ctx.pieces.append(_Piece(s, e, refs))
                 continue
-            free.append((s, e, group))
+            free.append((s, e, group, toks))
             continue
-        for fs, fe, fg in free:
+        for fs, fe, fg, _ in free:
             ctx.pieces.append(_Piece(fs, fe, fg))
         free = []
         c = s
@@ -232,17 +234,17 @@ def _list_style(ctx: _Ctx, anchors: list[Tok]) -> bool:
     return not openers[-1].at_start or max(gaps) < 80
 
 
-def _tail(ctx: _Ctx, free: list[tuple[int, int, tuple[str, ...]]], labels: tuple[str, ...],
+def _tail(ctx: _Ctx, free: list[tuple[int, int, tuple[str, ...], list[Tok]]], labels: tuple[str, ...],
           list_style: bool) -> None:
     """Sentences after the last labeled one: the last group's, a referenced panel's, or shared."""
     shared = list_style or not labels
-    for s, e, _ in free:
-        refs = ctx.tokens_in(s, e)
-        named = {lab for t in refs for lab in t.labels}
-        ref_labels = tuple(sorted(named, key=label_order)) if named - set(labels) else ()
-        if ref_labels:
-            ctx.pieces.append(_Piece(s, e, ref_labels))
-            continue
+    for s, e, _, refs in free:
+        if refs:
+            named = {lab for t in refs for lab in t.labels}
+            ref_labels = tuple(sorted(named, key=label_order)) if named - set(labels) else ()
+            if ref_labels:
+                ctx.pieces.append(_Piece(s, e, ref_labels))
+                continue
         if not shared and _is_generic(ctx.text[s:e]):
             shared = True
         ctx.pieces.append(_Piece(s, e, () if shared else labels))
@@ -272,6 +274,8 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
     """Positional pieces for spatial references that open or close text inside a piece."""
     out: list[_Piece] = []
     cues = [t for t in positions if t.role in ("open", "trail")]
+    if not cues:  # most captions name no place
+        return out
     cue_starts = [t.start for t in cues]
     for p in ctx.pieces:
         inside = cues[bisect.bisect_left(cue_starts, p.start):bisect.bisect_left(cue_starts, p.end)]
@@ -296,11 +300,16 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
 
 
 def _merge_pieces(text: str, pieces: list[_Piece]) -> list[_Piece]:
-    """Join neighbouring pieces about the same labels (only spaces between them)."""
+    """Join neighbouring pieces about the same labels (only spaces between them). Plain pieces are extended
+    in place: the caller hands ``pieces`` over."""
     out: list[_Piece] = []
     for p in sorted(pieces, key=_BY_START):
         if out and out[-1].labels == p.labels and not text[out[-1].end:p.start].strip():
-            out[-1] = _Piece(out[-1].start, max(out[-1].end, p.end), p.labels)
+            last = out[-1]
+            if last.positions or last.hole_start is not None or last.hole_end is not None:
+                out[-1] = _Piece(last.start, max(last.end, p.end), p.labels)
+            else:  # a plain piece (as _segment cuts them; the caller drops its list) is extended in place
+                last.end = max(last.end, p.end)
         else:
             out.append(p)
     return out
@@ -318,6 +327,8 @@ def _before_generic(ctx: _Ctx, a: int, b: int) -> int:
 
 def _carve(pieces: list[_Piece], holes: list[_Piece]) -> list[_Piece]:
     """Remove positional spans from shared pieces (text about one place is not about all panels)."""
+    if not holes:  # nothing to cut: the pieces as the loop below would give them (empty shared ones dropped)
+        return [p for p in pieces if p.labels or p.start < p.end]
     out: list[_Piece] = []
     for p in pieces:
         if p.labels:
