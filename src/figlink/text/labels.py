@@ -262,8 +262,12 @@ def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
     """Tokens of ``pattern`` matched at each of ``starts`` (the pattern checks that a short word opens there)."""
     out: list[LabelToken] = []
     for s in starts:
-        if pattern is _PUNCT and (not text[s:s + 1].isalnum() or (len(text) >= s + 5 and text[s:s + 5].isalnum())):
-            continue  # no word, or a word of five or more letters: _PUNCT's look-ahead fails at once
+        if pattern is _PUNCT:
+            if not text[s:s + 1].isalnum() or (len(text) >= s + 5 and text[s:s + 5].isalnum()):
+                continue  # no word, or a word of five or more letters: _PUNCT's look-ahead fails at once
+            w = text[s:s + 3]
+            if len(w) == 3 and w.isascii() and w.isalpha() and w.strip("ivxIVX"):
+                continue  # "The", "Mean": three ASCII letters, not a roman numeral, are no _ATOM
         m = pattern.match(text, s)
         if m is not None and _free(m, taken):
             tok = _token(m, form)

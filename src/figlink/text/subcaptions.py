@@ -351,6 +351,8 @@ def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
     for p in sorted(pieces, key=_BY_START):
         a, b = p.start, p.end
+        if a < b and text[a] == " ":
+            a += 1  # (_clean strips it too: a leading space is one of _LEAD_CHARS)
         if not (a < b and text[a] not in _LEAD_CHARS and text[b - 1] not in _TAIL_STOP and text[b:b + 1] != ")"):
             a, b = _clean(text, a, b)  # (otherwise _clean would leave the span as it is)
         if b <= a or _WORD_CHAR.search(text, a, b) is None:
