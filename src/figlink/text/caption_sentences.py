@@ -63,10 +63,11 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     s = start
     end_re = _END_DOT if "!" not in text and "?" not in text else _END
     for m in end_re.finditer(text, start, stop):
-        dot, punct_end = m.span("punct")
-        if punct_end == dot + 1 and text[dot] == "." and _is_abbreviation(text, dot):
-            continue
-        glued = m.start("space") < 0
+        dot, punct_end = m.span(1)  # groups by number (1 punct, 2 close, 3 space): cheaper than by name
+        if punct_end == dot + 1 and text[dot] == "." and (text[dot - 1:dot].isalpha() or text[dot - 1:dot] == ".") \
+                and not (dot > _LONGEST and text[dot - _LONGEST - 1:dot].isalpha()) and _is_abbreviation(text, dot):
+            continue  # (the two tests before it are _is_abbreviation's own cheap exits, inlined)
+        glued = m.start(3) < 0
         if glued:
             before = text[dot - 2:dot] if dot >= 2 else ""
             # "cancer.A" and "tumors.(A)" split; "0.5", "U.S", "p.A" and "e.g.A" do not.
@@ -77,21 +78,23 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
         if dot >= 1 and text[dot - 1].isalpha() and _lone_letter(text, dot) \
                 and _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
             continue
-        e = m.end("close")
+        e = m.end(2)
         if e > s:
+            # Trimmed here: text[e - 1] is the mark or a closing quote/bracket, never a space, so only the
+            # start can hold whitespace, and the trimmed span is never empty.
+            while text[s].isspace():
+                s += 1
             spans.append((s, e))
         s = m.end()
-    if s < stop:
-        spans.append((s, stop))
-    out: list[tuple[int, int]] = []
-    for a, b in spans:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
+    if s < stop:  # the last sentence, trimmed at both ends
+        b = stop
+        while s < b and text[s].isspace():
+            s += 1
+        while b > s and text[b - 1].isspace():
             b -= 1
-        if b > a:
-            out.append((a, b))
-    return out
+        if b > s:
+            spans.append((s, b))
+    return spans
 
 
 def split_sentences(text: str) -> list[str]:

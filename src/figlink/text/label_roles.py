@@ -28,6 +28,7 @@ _HEADING = re.compile(r"(?:(?<=[;,])\s*(?:and|or)|\b[A-Z][a-z]+)\s+$")
 _PREV_WORD = re.compile(r"([A-Za-z]+)\W*$")
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s")
 _IMAGE_NUMBER = re.compile(r"images?\s*\d")
+_SPACES = frozenset(" \t\n\u00a0")  # what _prev_char and next_char skip
 _MERGEABLE = frozenset({"paren", "half", "panel", "panelparen"})
 _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
 
@@ -75,7 +76,8 @@ def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
                 continue
         out.append(Tok(t.start, t.end, list(t.labels), {t.form}, t.note))
     for t in out:
-        t.labels = list(dict.fromkeys(t.labels))  # first occurrences, in order
+        if len(t.labels) > 1:
+            t.labels = list(dict.fromkeys(t.labels))  # first occurrences, in order
     return out
 
 
@@ -115,11 +117,19 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
     parent: set[str] = set()  # the last opener that was not a sub-label of the one before
     last: Tok | None = None
     for k, t in enumerate(tokens):
-        prev, pj = _prev_char(text, t.start, body)
+        # _prev_char and next_char, inlined for a token with at most one space before (after) it.
+        pj = t.start - 1
+        if pj >= body and text[pj] in _SPACES:
+            pj -= 1
+        if pj >= body and text[pj] not in _SPACES:
+            prev = text[pj]
+        else:
+            prev, pj = _prev_char(text, t.start, body)
         glued = bool(prev) and pj == t.start - 1 and prev.isalpha() and "paren" in t.forms
         # After a period only where the sentence splitter starts a sentence ("sp. nov. (A-J)" does not).
         t.at_start = (not prev) or t.start in sent_starts or prev in "!?;:" or glued
-        nxt = next_char(text, t.end)
+        j = t.end + 1 if t.end < len(text) and text[t.end] in _SPACES else t.end
+        nxt = text[j] if j < len(text) and text[j] not in _SPACES else next_char(text, t.end)
         content = bool(nxt) and nxt not in ".,;:)]"
         forms = t.forms
         labels = set(t.labels)
@@ -252,7 +262,7 @@ def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: s
     starts = [s for s, _ in sents]
     raw = raw_label_tokens(text, body, None, masked, starts, low)
     start_set = set(starts)
-    raw = [t for t in raw if not (t.form in ("dot", "colon") or any(a.isdigit() for a in t.raw))
+    raw = [t for t in raw if not (t.form in ("dot", "colon") or any(map(str.isdigit, t.raw)))
            or _opens_clause(text, t.start, body, start_set)]
     raw = _one_case(raw)
     bare = [t for t in raw if t.form == "bare"]

@@ -11,6 +11,7 @@ so abbreviation legends such as "(M, methylated; U, unmethylated)" are not taken
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from dataclasses import dataclass, field
 
@@ -49,6 +50,7 @@ _BARE_SPACE = frozenset(" \t\u00a0")
 # (The letter comes first and the look-behind after it, so the regex engine can skip ahead to a "P".)
 _PANELWORD = re.compile(rf"[Pp](?<![\w-][Pp])(?i:anels?)\s+(?P<list>{_LIST})(?![\w'])")
 
+_BY_START = operator.attrgetter("start")
 _SPLIT = re.compile(rf"({_SEP})")
 _ATOM_RE = re.compile(_ATOM)
 _SINGLE = re.compile(r"[A-Za-z]['\u2032\u2019]{0,2}")
@@ -201,7 +203,7 @@ def _scan(pattern: re.Pattern[str], form: str, text: str, start: int, end: int,
           taken: list[tuple[int, int]]) -> list[LabelToken]:
     out: list[LabelToken] = []
     for m in pattern.finditer(text, start, end):
-        tok = _token(m, form) if _free(m, taken) else None
+        tok = _token(m, form) if not taken or _free(m, taken) else None
         if tok is not None:
             out.append(tok)
     return out
@@ -233,9 +235,12 @@ def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) ->
     closed = {b - 1 for _, b in taken}
     i = text.find(")", start, end)
     while i != -1:
-        if i not in closed:  # a ")" that ends a token already found is not looked at again
+        # A ")" that ends a token already found is not looked at again, nor one after a word of five or
+        # more letters (the walk below would pass four characters).
+        if i not in closed and not (i - 5 >= start and text[i - 5:i].isalnum()):
             j = i
-            while j > start and i - j <= 5 and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
+            lo = max(start, i - 6)  # the walk stops after six characters
+            while j > lo and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
                 j -= 1
             if 0 < i - j <= 4 and (j == start or not text[j - 1].isalnum()) and not _closes_note(text, start, j):
                 m = _HALF_END.search(text, max(start, i - 40), i + 1)
@@ -257,8 +262,12 @@ def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
     """Tokens of ``pattern`` matched at each of ``starts`` (the pattern checks that a short word opens there)."""
     out: list[LabelToken] = []
     for s in starts:
-        if pattern is _PUNCT and len(text) >= s + 5 and text[s:s + 5].isalnum():
-            continue  # a word of five or more letters: _PUNCT's look-ahead fails at once
+        if pattern is _PUNCT:
+            if not text[s:s + 1].isalnum() or (len(text) >= s + 5 and text[s:s + 5].isalnum()):
+                continue  # no word, or a word of five or more letters: _PUNCT's look-ahead fails at once
+            w = text[s:s + 3]
+            if len(w) == 3 and w.isascii() and w.isalpha() and w.strip("ivxIVX"):
+                continue  # "The", "Mean": three ASCII letters, not a roman numeral, are no _ATOM
         m = pattern.match(text, s)
         if m is not None and _free(m, taken):
             tok = _token(m, form)
@@ -306,7 +315,9 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     # Clause ends where no dot/colon label opens are left out at once when the scan runs to the end of
     # the text (there the look-ahead sees what _PUNCT.match sees).
     clause_end = _LABEL_CLAUSE_END if stop == len(text) else _CLAUSE_END
-    base = set(sentence_starts) | {m.end() for m in clause_end.finditer(text, start, stop)} | {start}
+    base = {m.end() for m in clause_end.finditer(text, start, stop)}
+    base.update(sentence_starts)
+    base.add(start)
     headed = {m.end() for m in (_HEADING_WORD.match(text, i) for i in sentence_starts + [start] if i < stop)
               if m is not None} if ":" in text else set()  # a heading comes before "A:"
     clause_starts = sorted(base | headed)
@@ -325,7 +336,7 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     punct = _scan_at(_PUNCT, "dot", text, [c for c in clause_starts if c < stop], taken)
     taken += [(t.start, t.end) for t in punct]
     bare = _bare_tokens(text, sentence_starts, taken)
-    return sorted(tokens + words + half + punct + bare, key=lambda t: t.start)
+    return sorted(tokens + words + half + punct + bare, key=_BY_START)
 
 
 def _letter_index(label: str) -> int | None:

@@ -71,9 +71,12 @@ def _replace_equations(text: str) -> str:
         if spans and i < spans[-1][1]:
             continue
         for m in _RELATION.finditer(text, max(0, i - 24), min(len(text), i + 40)):
-            if m.start() <= i < m.end():
-                if not spans or m.start() >= spans[-1][1]:
-                    spans.append((m.start(), m.end()))
+            a, b = m.span()
+            if a > i:
+                break  # later matches start later still: none holds the operator
+            if i < b:
+                if not spans or a >= spans[-1][1]:
+                    spans.append((a, b))
                 break
     if not spans:
         return text

@@ -32,6 +32,7 @@ _DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
 _CLAUSE_BREAK = re.compile(r"[,;]\s+|\b(?:whereas|while)\s+")
 _LEAD_CHARS = frozenset(_DASH + " \t\n\r\u00a0,;:.)]")
 _TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
+_TAIL_STOP = _TAIL_CHARS | frozenset("dDrR")  # a last character that _clean may cut or look at
 
 # A sentence that reads like a note about the whole figure.
 _GENERIC_START = re.compile(
@@ -51,6 +52,7 @@ _GENERIC_ANY = re.compile(
 _WORD_CHAR = re.compile(r"\w")
 _LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
 _BY_START = operator.attrgetter("start")
+_NO_TOKENS: list[Tok] = []  # (never changed)
 
 
 @dataclass(slots=True)
@@ -95,6 +97,8 @@ def _is_generic(sentence: str) -> bool:
         return True
     if "," not in sentence and ":" not in sentence and "=" not in sentence:
         return False  # a legend item needs one of them
+    if ";" not in sentence and "." not in sentence[:-1]:
+        return False  # only the item at "^" can match: every other one follows a ";" or "." with text after it
     return len(_LEGEND_ITEM.findall(sentence)) >= 2
 
 
@@ -109,25 +113,29 @@ def _segment(ctx: _Ctx, body: int) -> None:
     """Cut the caption into pieces, sentence by sentence (see the module docstring, step 3)."""
     group: tuple[str, ...] = ()  # labels that unlabeled text continues to describe
     opener_group: tuple[str, ...] = ()  # the last opener that was not a sub-label of the one before
-    free: list[tuple[int, int, tuple[str, ...]]] = []  # sentences without anchors, after the last anchor
+    # Sentences without anchors, after the last anchor: span, group, and the sentence's (reference) tokens.
+    free: list[tuple[int, int, tuple[str, ...], list[Tok]]] = []
     last_anchor_sentence: list[Tok] = []
+    starts = ctx.starts
     for s, e in ctx.sents:
         if e <= body:
             continue
         s = max(s, body)
-        toks = ctx.tokens_in(s, e)
-        if not toks:  # most sentences name no panel
-            free.append((s, e, group))
+        lo = bisect.bisect_left(starts, s)
+        hi = bisect.bisect_left(starts, e, lo)
+        if lo == hi:  # most sentences name no panel
+            free.append((s, e, group, _NO_TOKENS))
             continue
+        toks = ctx.tokens[lo:hi]
         anchors = [t for t in toks if t.role in ("open", "trail")]
         if not anchors:
             refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
             if refs and not group:
                 ctx.pieces.append(_Piece(s, e, refs))
                 continue
-            free.append((s, e, group))
+            free.append((s, e, group, toks))
             continue
-        for fs, fe, fg in free:
+        for fs, fe, fg, _ in free:
             ctx.pieces.append(_Piece(fs, fe, fg))
         free = []
         c = s
@@ -226,17 +234,17 @@ def _list_style(ctx: _Ctx, anchors: list[Tok]) -> bool:
     return not openers[-1].at_start or max(gaps) < 80
 
 
-def _tail(ctx: _Ctx, free: list[tuple[int, int, tuple[str, ...]]], labels: tuple[str, ...],
+def _tail(ctx: _Ctx, free: list[tuple[int, int, tuple[str, ...], list[Tok]]], labels: tuple[str, ...],
           list_style: bool) -> None:
     """Sentences after the last labeled one: the last group's, a referenced panel's, or shared."""
     shared = list_style or not labels
-    for s, e, _ in free:
-        refs = ctx.tokens_in(s, e)
-        named = {lab for t in refs for lab in t.labels}
-        ref_labels = tuple(sorted(named, key=label_order)) if named - set(labels) else ()
-        if ref_labels:
-            ctx.pieces.append(_Piece(s, e, ref_labels))
-            continue
+    for s, e, _, refs in free:
+        if refs:
+            named = {lab for t in refs for lab in t.labels}
+            ref_labels = tuple(sorted(named, key=label_order)) if named - set(labels) else ()
+            if ref_labels:
+                ctx.pieces.append(_Piece(s, e, ref_labels))
+                continue
         if not shared and _is_generic(ctx.text[s:e]):
             shared = True
         ctx.pieces.append(_Piece(s, e, () if shared else labels))
@@ -266,6 +274,8 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
     """Positional pieces for spatial references that open or close text inside a piece."""
     out: list[_Piece] = []
     cues = [t for t in positions if t.role in ("open", "trail")]
+    if not cues:  # most captions name no place
+        return out
     cue_starts = [t.start for t in cues]
     for p in ctx.pieces:
         inside = cues[bisect.bisect_left(cue_starts, p.start):bisect.bisect_left(cue_starts, p.end)]
@@ -290,11 +300,16 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
 
 
 def _merge_pieces(text: str, pieces: list[_Piece]) -> list[_Piece]:
-    """Join neighbouring pieces about the same labels (only spaces between them)."""
+    """Join neighbouring pieces about the same labels (only spaces between them). Plain pieces are extended
+    in place: the caller hands ``pieces`` over."""
     out: list[_Piece] = []
     for p in sorted(pieces, key=_BY_START):
         if out and out[-1].labels == p.labels and not text[out[-1].end:p.start].strip():
-            out[-1] = _Piece(out[-1].start, max(out[-1].end, p.end), p.labels)
+            last = out[-1]
+            if last.positions or last.hole_start is not None or last.hole_end is not None:
+                out[-1] = _Piece(last.start, max(last.end, p.end), p.labels)
+            else:  # a plain piece (as _segment cuts them; the caller drops its list) is extended in place
+                last.end = max(last.end, p.end)
         else:
             out.append(p)
     return out
@@ -312,6 +327,8 @@ def _before_generic(ctx: _Ctx, a: int, b: int) -> int:
 
 def _carve(pieces: list[_Piece], holes: list[_Piece]) -> list[_Piece]:
     """Remove positional spans from shared pieces (text about one place is not about all panels)."""
+    if not holes:  # nothing to cut: the pieces as the loop below would give them (empty shared ones dropped)
+        return [p for p in pieces if p.labels or p.start < p.end]
     out: list[_Piece] = []
     for p in pieces:
         if p.labels:
@@ -333,7 +350,11 @@ def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
     shared: list[str] = []
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
     for p in sorted(pieces, key=_BY_START):
-        a, b = _clean(text, p.start, p.end)
+        a, b = p.start, p.end
+        if a < b and text[a] == " ":
+            a += 1  # (_clean strips it too: a leading space is one of _LEAD_CHARS)
+        if not (a < b and text[a] not in _LEAD_CHARS and text[b - 1] not in _TAIL_STOP and text[b:b + 1] != ")"):
+            a, b = _clean(text, a, b)  # (otherwise _clean would leave the span as it is)
         if b <= a or _WORD_CHAR.search(text, a, b) is None:
             continue
         if not p.labels and not p.positions:
