@@ -30,7 +30,7 @@ def _depth(text: str, q: int) -> int:
     return text.count("(", 0, q) - text.count(")", 0, q)
 
 
-def _judge_cut(text: str, q: int, who: str, xrefs: list[tuple[int, int]]) -> str:
+def _judge_cut(text: str, q: int, who: str, xrefs: list[tuple[int, int]], breaks: list[int]) -> str:
     """Why a sentence cut at offset q that only one splitter makes is right or wrong (rules written after
     reading every difference; each verdict starts with who is right)."""
     before, after = text[:q].rstrip(), text[q:].lstrip()
@@ -54,6 +54,8 @@ def _judge_cut(text: str, q: int, who: str, xrefs: list[tuple[int, int]]) -> str
         if before[-1:] == ")" and before[-2:-1] not in ".!?" and after[:1].isupper():
             return "pysbd right: an item without an end mark runs into the next ('(See Fig 3) Dialog …')"
         return "unclassified (pysbd cut)"
+    if any(q <= b and not text[q:b].strip() for b in breaks):
+        return "figlink right: a list item starts a new sentence"
     if _depth(text, q) > 0:
         return "tie: figlink cuts two sentences inside one parenthesis, pysbd keeps it whole"
     if re.search(r"\b[A-Z]\.$", before):
@@ -63,11 +65,12 @@ def _judge_cut(text: str, q: int, who: str, xrefs: list[tuple[int, int]]) -> str
     return "unclassified (figlink cut)"
 
 
-def adjudicate(text: str, ours: tuple[int, int], ref: tuple[int, int], xrefs: list[tuple[int, int]]) -> str:
+def adjudicate(text: str, ours: tuple[int, int], ref: tuple[int, int], xrefs: list[tuple[int, int]],
+               breaks: list[int]) -> str:
     """A verdict for the first boundary where the two sentences differ."""
     if ref[0] != ours[0]:
-        return _judge_cut(text, max(ref[0], ours[0]), "pysbd" if ref[0] > ours[0] else "figlink", xrefs)
-    return _judge_cut(text, min(ref[1], ours[1]), "pysbd" if ref[1] < ours[1] else "figlink", xrefs)
+        return _judge_cut(text, max(ref[0], ours[0]), "pysbd" if ref[0] > ours[0] else "figlink", xrefs, breaks)
+    return _judge_cut(text, min(ref[1], ours[1]), "pysbd" if ref[1] < ours[1] else "figlink", xrefs, breaks)
 
 
 def _winner(verdict: str) -> str:
@@ -82,24 +85,25 @@ def main() -> None:
     data = require_shared_data("the sentence benchmark")
     files = sorted((data / "jats").glob("*/*.*xml"))
     seg = pysbd.Segmenter(language="en", clean=False, char_span=True)
-    blocks: list[tuple[str, list[tuple[int, int]], str]] = []
+    blocks: list[tuple[str, list[tuple[int, int]], list[int], str]] = []
     for f in files:
         root, _ = parse_xml_bytes(f.read_bytes())
         ids = {fig.get("id"): 0 for fig in root.iter("fig") if fig.get("id")}
         for b in _blocks(root):
-            text, xrefs = _block_text(b, ids)
+            breaks: list[int] = []
+            text, xrefs = _block_text(b, ids, breaks)
             if xrefs:
-                blocks.append((text, [(x.start, x.end) for x in xrefs], f.name))
+                blocks.append((text, [(x.start, x.end) for x in xrefs], breaks, f.name))
     t = time.perf_counter()
-    ours = [sentence_spans(text, xr) for text, xr, _ in blocks]
+    ours = [sentence_spans(text, xr, br) for text, xr, br, _ in blocks]
     t_ours = time.perf_counter() - t
     t = time.perf_counter()
-    ref = [[(s.start, s.end) for s in seg.segment(text)] for text, _, _ in blocks]
+    ref = [[(s.start, s.end) for s in seg.segment(text)] for text, _, _, _ in blocks]
     t_ref = time.perf_counter() - t
     same = total = 0
     diffs: list[str] = []
     verdicts: Counter[str] = Counter()
-    for (text, xrefs, name), o, r in zip(blocks, ours, ref):
+    for (text, xrefs, breaks, name), o, r in zip(blocks, ours, ref):
         r = [(s, e) for s, e in r if text[s:e].strip()]
         r = [(s + len(text[s:e]) - len(text[s:e].lstrip()), e - (len(text[s:e]) - len(text[s:e].rstrip())))
              for s, e in r]
@@ -110,7 +114,7 @@ def main() -> None:
             if text[a[0]:a[1]] == text[b[0]:b[1]]:
                 same += 1
             else:
-                verdict = adjudicate(text, a, b, xrefs)
+                verdict = adjudicate(text, a, b, xrefs, breaks)
                 verdicts[verdict] += 1
                 diffs.append(f"{name} [{verdict}]\n  figlink: {text[a[0]:a[1]]}\n  pysbd:   {text[b[0]:b[1]]}\n")
     out = REPO / "benchmarks" / "out"

@@ -162,3 +162,23 @@ def test_cutting_reference_lists_changes_nothing_in_the_paper(sample, name):
     assert without_ref_lists(data)[1], "the sample has a reference list"
     root, warnings = parse_xml_bytes(data)
     assert parse_jats_bytes(data, name=name).to_dict() == paper_from_root(root, name=name, warnings=warnings).to_dict()
+
+
+def test_a_list_item_ends_its_sentence_even_without_an_end_mark():
+    data = (b'<article><body><p>The protocol had two steps:<list>'
+            b'<list-item><p>Stain the cells (<xref ref-type="fig" rid="f1">Figure 1A</xref>)</p></list-item>'
+            b'<list-item><p>Image them with <xref ref-type="fig" rid="f1">Figure 1B</xref> settings</p></list-item>'
+            b'</list></p><fig id="f1"><label>Figure 1</label><caption><p>Cells.</p></caption></fig></body></article>')
+    refs = parse_jats_bytes(data).figures[0].inline_refs
+    assert [(r.text, r.panels) for r in refs] == [("Stain the cells (Figure 1A)", ["a"]),
+                                                  ("Image them with Figure 1B settings", ["b"])]
+
+
+def test_sentence_breaks_are_forced_and_protected_spans_still_hold():
+    from figlink.text.sentences import SentenceFinder, sentence_spans
+    text = "Intro: Stain cells (Fig. 1A) Image them. Done."
+    br = [text.index("Stain"), text.index("Image")]
+    spans = sentence_spans(text, protect=[(20, 27)], breaks=br)
+    assert [text[s:e] for s, e in spans] == ["Intro:", "Stain cells (Fig. 1A)", "Image them.", "Done."]
+    finder = SentenceFinder(text, [(20, 27)], br)
+    assert text[slice(*finder.around(text.index("Fig.")))] == "Stain cells (Fig. 1A)"

@@ -300,8 +300,12 @@ class _Xref:
     text: str
 
 
-def _block_text(block: etree._Element, fig_ids: dict[str, int]) -> tuple[str, list[_Xref]]:
-    """The block's prose with white space collapsed, and the figure xrefs in it with their offsets."""
+def _block_text(block: etree._Element, fig_ids: dict[str, int],
+                breaks: Optional[list[int]] = None) -> tuple[str, list[_Xref]]:
+    """The block's prose with white space collapsed, and the figure xrefs in it with their offsets.
+
+    When ``breaks`` is given, the offset where each list item after the first starts is appended to it:
+    an item ends its sentence even when it has no end mark."""
     buf: list[str] = []
     length = 0
     xrefs: list[_Xref] = []
@@ -340,6 +344,10 @@ def _block_text(block: etree._Element, fig_ids: dict[str, int]) -> tuple[str, li
                         else:
                             walk(child)
                     else:
+                        if tag == "list-item":
+                            add(" ")  # items are words apart even when the markup has nothing between
+                            if breaks is not None and length:
+                                breaks.append(length)
                         walk(child)
             add(child.tail)
 
@@ -580,7 +588,8 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
 
     titles: dict = {}
     for block in _blocks(root):
-        text, xrefs = _block_text(block, lookup)
+        breaks: list[int] = []
+        text, xrefs = _block_text(block, lookup, breaks)
         if not text:
             continue
         plain = find_mentions(text) if _may_hold_plain_mentions(text, xrefs) else []
@@ -589,7 +598,7 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
         plain = [m for m in plain if any(c.key in key_to_id for c in m.citations)]
         if not xrefs and not plain:
             continue
-        sentences = SentenceFinder(text, [(x.start, x.end) for x in xrefs])
+        sentences = SentenceFinder(text, [(x.start, x.end) for x in xrefs], breaks)
         section = _section_title(block, titles)
         for group in _group_xrefs(text, xrefs):
             mention, cited = _resolve_group(text, group, key_to_id, id_to_key)

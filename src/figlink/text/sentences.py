@@ -82,16 +82,20 @@ def _strip(text: str, s: int, e: int) -> tuple[int, int]:
     return s, e
 
 
-def sentence_spans(text: str, protect: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+def sentence_spans(text: str, protect: Sequence[tuple[int, int]] = (),
+                   breaks: Sequence[int] = ()) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence, stripped of surrounding white space.
 
-    No sentence ends strictly inside a ``protect`` span (a citation whose markup holds a period).
+    No sentence ends strictly inside a ``protect`` span (a citation whose markup holds a period); every
+    offset in ``breaks`` (where the markup starts a new list item, say) ends one.
     """
     spans: list[tuple[int, int]] = []
     start = 0
     cuts = boundaries(text)
     if protect:
         cuts = [b for b in cuts if not any(s < b < e for s, e in protect)]
+    if breaks:
+        cuts = sorted(set(cuts).union(b for b in breaks if 0 < b < len(text)))
     for b in cuts + [len(text)]:
         s, e = _strip(text, start, b)
         if e > s:
@@ -107,9 +111,10 @@ class SentenceFinder:
     only the candidate boundaries around those citations are examined.
     """
 
-    def __init__(self, text: str, protect: Sequence[tuple[int, int]] = ()) -> None:
+    def __init__(self, text: str, protect: Sequence[tuple[int, int]] = (), breaks: Sequence[int] = ()) -> None:
         self.text = text
         self.protect = protect
+        self.breaks = sorted(breaks)  # offsets where the markup starts a new sentence (list items)
         self._matches = list(_CANDIDATE.finditer(text))
         self._cuts = [m.end() for m in self._matches]
         self._ok: dict[int, bool] = {}
@@ -132,6 +137,12 @@ class SentenceFinder:
             j += 1
         start = self._cuts[i] if i >= 0 else 0
         end = self._cuts[j] if j < len(self._cuts) else len(self.text)
+        if self.breaks:
+            k = bisect_right(self.breaks, pos)
+            if k:
+                start = max(start, self.breaks[k - 1])
+            if k < len(self.breaks):
+                end = min(end, self.breaks[k])
         return _strip(self.text, start, end)
 
 
