@@ -306,6 +306,18 @@ def _place(src: Path, dst: Path, copy: bool) -> None:
     os.replace(tmp, dst)
 
 
+def _figures_with_image(corpus: Corpus, report: ExportReport) -> Iterator[tuple[Paper, Figure, str]]:
+    """Every figure of the corpus that has an image file, with its item name ("paper/figure") for
+    failure lines; counts all figures and those without an image on ``report``."""
+    for paper in corpus.papers():
+        for fig in paper.figures:
+            report.figures += 1
+            if not fig.image:
+                report.no_image += 1
+                continue
+            yield paper, fig, f"{paper.paper_id}/{fig.figure_id}"
+
+
 def export_coco(corpus: Corpus, out: Path, *, copy_images: bool = False) -> ExportReport:
     """A COCO detection dataset of subfigures in the folder ``out``.
 
@@ -335,53 +347,47 @@ def export_coco(corpus: Corpus, out: Path, *, copy_images: bool = False) -> Expo
     image_id = ann_id = 0
     try:
         with parts["images"].open("w", encoding="utf-8") as fi, parts["annotations"].open("w", encoding="utf-8") as fa:
-            for paper in corpus.papers():
+            for paper, fig, item in _figures_with_image(corpus, report):
                 lic = (paper.license.spdx, paper.license.url)
-                for fig in paper.figures:
-                    report.figures += 1
-                    if not fig.image:
-                        report.no_image += 1
-                        continue
-                    item = f"{paper.paper_id}/{fig.figure_id}"
-                    try:
-                        src, _, w, h = _check(fig, corpus.root)
-                    except InputError as e:
-                        report.failures.append((item, "image", str(e)))
-                        continue
-                    boxes = []
-                    for i, p in enumerate(fig.panels):
-                        b = _coco_box(p.bbox, w, h)
-                        if b is None:
-                            report.dropped_boxes += 1
-                        else:
-                            boxes.append((i, p, b))
-                    if not boxes:
-                        report.no_panels += 1
-                        continue
-                    file_name = "images/" + src.relative_to(images_root).as_posix()
-                    try:
-                        _place(src, out / file_name, copy_images)
-                    except OSError as e:
-                        report.failures.append((item, "write", f"{file_name}: {e.strerror or e}"))
-                        continue
-                    image_id += 1
-                    fi.write(("" if image_id == 1 else ",\n") + json.dumps({
-                        "id": image_id, "file_name": file_name, "width": w, "height": h,
-                        "license": licenses.setdefault(lic, len(licenses) + 1),
-                        "paper_id": paper.paper_id, "figure_id": fig.figure_id, "doi": paper.doi,
-                        "label": fig.label, "caption": fig.caption,
-                        "figure_type": fig.figure_type.label if fig.figure_type else None,
-                        "is_compound": len(boxes) > 1 if fig.is_compound is None else fig.is_compound,
+                try:
+                    src, _, w, h = _check(fig, corpus.root)
+                except InputError as e:
+                    report.failures.append((item, "image", str(e)))
+                    continue
+                boxes = []
+                for i, p in enumerate(fig.panels):
+                    b = _coco_box(p.bbox, w, h)
+                    if b is None:
+                        report.dropped_boxes += 1
+                    else:
+                        boxes.append((i, p, b))
+                if not boxes:
+                    report.no_panels += 1
+                    continue
+                file_name = "images/" + src.relative_to(images_root).as_posix()
+                try:
+                    _place(src, out / file_name, copy_images)
+                except OSError as e:
+                    report.failures.append((item, "write", f"{file_name}: {e.strerror or e}"))
+                    continue
+                image_id += 1
+                fi.write(("" if image_id == 1 else ",\n") + json.dumps({
+                    "id": image_id, "file_name": file_name, "width": w, "height": h,
+                    "license": licenses.setdefault(lic, len(licenses) + 1),
+                    "paper_id": paper.paper_id, "figure_id": fig.figure_id, "doi": paper.doi,
+                    "label": fig.label, "caption": fig.caption,
+                    "figure_type": fig.figure_type.label if fig.figure_type else None,
+                    "is_compound": len(boxes) > 1 if fig.is_compound is None else fig.is_compound,
+                }, ensure_ascii=False))
+                for i, p, (x, y, bw, bh) in boxes:
+                    ann_id += 1
+                    fa.write(("" if ann_id == 1 else ",\n") + json.dumps({
+                        "id": ann_id, "image_id": image_id, "category_id": 1, "bbox": [x, y, bw, bh],
+                        "area": round(bw * bh, 2), "iscrowd": 0,
+                        "segmentation": [[x, y, round(x + bw, 2), y, round(x + bw, 2), round(y + bh, 2),
+                                          x, round(y + bh, 2)]],
+                        "label": p.label, "subcaption": p.subcaption, "score": p.score, "panel_index": i,
                     }, ensure_ascii=False))
-                    for i, p, (x, y, bw, bh) in boxes:
-                        ann_id += 1
-                        fa.write(("" if ann_id == 1 else ",\n") + json.dumps({
-                            "id": ann_id, "image_id": image_id, "category_id": 1, "bbox": [x, y, bw, bh],
-                            "area": round(bw * bh, 2), "iscrowd": 0,
-                            "segmentation": [[x, y, round(x + bw, 2), y, round(x + bw, 2), round(y + bh, 2),
-                                              x, round(y + bh, 2)]],
-                            "label": p.label, "subcaption": p.subcaption, "score": p.score, "panel_index": i,
-                        }, ensure_ascii=False))
         report.written, report.annotations = image_id, ann_id
         from figlink import __version__
 
@@ -541,29 +547,23 @@ def export_webdataset(corpus: Corpus, out: Path, *, shard_size: int = 1000,
     writer = _ShardWriter(out, shard_size, max_bytes, time.time())
     used: set[str] = set()
     try:
-        for paper in corpus.papers():
-            for fig in paper.figures:
-                report.figures += 1
-                if not fig.image:
-                    report.no_image += 1
-                    continue
-                item = f"{paper.paper_id}/{fig.figure_id}"
-                try:
-                    path = _image_file(corpus.root, fig.image)
-                    data = path.read_bytes()
-                    fmt, w, h = _probe(data, fig.image)
-                except InputError as e:
-                    report.failures.append((item, "image", str(e)))
-                    continue
-                except OSError as e:
-                    report.failures.append((item, "image", f"cannot read {fig.image}: {e.strerror or e}"))
-                    continue
-                key = _unique_key(paper.paper_id, fig.figure_id, used)
-                ext = _image_ext(fmt, path)
-                meta = webdataset_sample(paper, fig, key, ext, w, h)
-                writer.write(key, [(ext, data), ("json", json.dumps(meta, ensure_ascii=False).encode("utf-8")),
-                                   ("txt", fig.caption.encode("utf-8"))])
-                report.written += 1
+        for paper, fig, item in _figures_with_image(corpus, report):
+            try:
+                path = _image_file(corpus.root, fig.image)
+                data = path.read_bytes()
+                fmt, w, h = _probe(data, fig.image)
+            except InputError as e:
+                report.failures.append((item, "image", str(e)))
+                continue
+            except OSError as e:
+                report.failures.append((item, "image", f"cannot read {fig.image}: {e.strerror or e}"))
+                continue
+            key = _unique_key(paper.paper_id, fig.figure_id, used)
+            ext = _image_ext(fmt, path)
+            meta = webdataset_sample(paper, fig, key, ext, w, h)
+            writer.write(key, [(ext, data), ("json", json.dumps(meta, ensure_ascii=False).encode("utf-8")),
+                               ("txt", fig.caption.encode("utf-8"))])
+            report.written += 1
         writer.close()
     except BaseException:
         writer.abort()
