@@ -304,8 +304,8 @@ def _block_text(block: etree._Element, fig_ids: dict[str, int],
                 breaks: Optional[list[int]] = None) -> tuple[str, list[_Xref]]:
     """The block's prose with white space collapsed, and the figure xrefs in it with their offsets.
 
-    When ``breaks`` is given, the offset where each list item after the first starts is appended to it:
-    an item ends its sentence even when it has no end mark."""
+    When ``breaks`` is given, the offset where each list item starts (unless the block starts with it) is
+    appended to it: an item ends the sentence before it even when that has no end mark."""
     buf: list[str] = []
     length = 0
     xrefs: list[_Xref] = []
