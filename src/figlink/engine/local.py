@@ -13,21 +13,8 @@ import os
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from figlink.engine.common import (  # noqa: F401 - re-exported: the names this module has always had
-    COMMIT_EVERY,
-    COMMIT_SECONDS,
-    IngestReport,
-    Result,
-    Source,
-    Task,
-    iter_sources,
-    run_ingest,
-    run_task,
-)
+from figlink.engine.common import IngestReport, Result, Task, run_ingest, run_task
 from figlink.pipeline import PipelineOptions
-
-# the names before the shared module existed
-_Task, _Result, _run_task = Task, Result, run_task
 
 
 def process_pool_runner(workers: int):
