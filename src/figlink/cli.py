@@ -34,6 +34,12 @@ out = Console()
 REPO_SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
+def _print_failures(failures: list[tuple[str, str, str]]) -> None:
+    """One line per failed item (name, stage, reason), never wrapped; names are not read as markup."""
+    for item, stage, reason in failures:
+        err.print(f"[red]failed:[/red] {escape(f'{item}: {stage}: {reason}')}", highlight=False, soft_wrap=True)
+
+
 def _fail(msg: str, code: int = 2) -> None:
     err.print(f"[red]error:[/red] {escape(msg)}", highlight=False)
     raise typer.Exit(code)
@@ -103,8 +109,7 @@ def ingest(sources: List[Path] = typer.Argument(..., help="Files and folders of 
             _fail(str(e))
     else:
         _fail(f"unknown engine {engine!r}: choose local or ray")
-    for path, stage, reason in report.failures:
-        err.print(f"[red]failed:[/red] {path}: {stage}: {reason}", highlight=False)
+    _print_failures(report.failures)
     err.print(f"{report.ok} ingested, {report.skipped} already done, {report.failed} failed "
               f"({report.seen} inputs, {report.seconds:.1f} s) → {corpus}", highlight=False)
     if make_index and (corpus / "corpus.sqlite").exists():
@@ -198,10 +203,7 @@ def export(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
     if not isinstance(result, ExportReport):
         err.print(f"wrote {result} records to {out_path}")
         return
-    from rich.markup import escape
-
-    for item, stage, reason in result.failures:  # one line each, even when long; names are not markup
-        err.print(f"[red]failed:[/red] {escape(f'{item}: {stage}: {reason}')}", highlight=False, soft_wrap=True)
+    _print_failures(result.failures)
     err.print(escape(result.summary()), highlight=False, soft_wrap=True)
     raise typer.Exit(1 if result.failed else 0)
 

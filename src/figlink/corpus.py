@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
+from figlink.errors import InputError
 from figlink.model import Paper
 
 SCHEMA_VERSION = 1
@@ -100,6 +101,20 @@ class Corpus:
 
     def image_dir_for(self, paper_id: str) -> Path:
         return self.images_dir / paper_id
+
+    def image_file(self, rel: str) -> Path:
+        """A figure's image (``rel``, relative to the corpus) as a regular file inside ``<corpus>/images``;
+        :class:`~figlink.errors.InputError` saying why otherwise (missing, outside that folder, not a file)."""
+        images = self.images_dir.resolve()
+        try:
+            path = (self.root / rel).resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise InputError(f"image file missing: {rel}") from None
+        if not path.is_relative_to(images):
+            raise InputError(f"image path leaves the corpus images folder: {rel}")
+        if not path.is_file():
+            raise InputError(f"image is not a regular file: {rel}")
+        return path
 
     # ------------------------------------------------------------------ writing
     def done_hashes(self) -> set[str]:

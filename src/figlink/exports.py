@@ -192,20 +192,6 @@ class ExportReport:
 _FORMAT_EXT = {"JPEG": "jpg", "PNG": "png", "TIFF": "tif", "GIF": "gif", "WEBP": "webp", "BMP": "bmp"}
 
 
-def _image_file(root: Path, rel: str) -> Path:
-    """The figure's image file: a regular file inside ``<corpus>/images`` (as the server requires)."""
-    images = (root / "images").resolve()
-    try:
-        path = (root / rel).resolve(strict=True)
-    except (OSError, RuntimeError):
-        raise InputError(f"image file missing: {rel}") from None
-    if not path.is_relative_to(images):
-        raise InputError(f"image path leaves the corpus images folder: {rel}")
-    if not path.is_file():
-        raise InputError(f"image is not a regular file: {rel}")
-    return path
-
-
 def _jpeg_tail_ok(src: Union[Path, bytes]) -> bool:
     """Whether a JPEG ends with its end-of-image marker (a truncated file does not)."""
     if isinstance(src, bytes):
@@ -252,12 +238,6 @@ def _probe(src: Union[Path, bytes], rel: str) -> tuple[str, int, int]:
 def _image_ext(fmt: str, path: Path) -> str:
     """File extension for an image's bytes: from its real format, else from its file name."""
     return _FORMAT_EXT.get(fmt) or path.suffix.lower().lstrip(".") or fmt.lower() or "bin"
-
-
-def _check(fig: Figure, root: Path) -> tuple[Path, str, int, int]:
-    path = _image_file(root, fig.image or "")
-    fmt, w, h = _probe(path, fig.image or "")
-    return path, fmt, w, h
 
 
 def parse_size(text: Union[str, int]) -> int:
@@ -333,8 +313,9 @@ def export_coco(corpus: Corpus, out: Path, *, copy_images: bool = False) -> Expo
     One category, ``subfigure``: the data model types whole figures (``figure_type``, kept on the image
     record), not panels. A figure the vision stage saw as a single panel has one box covering it (the
     image's ``is_compound`` is the corpus's flag, or more than one box when the corpus has none). Images
-    an earlier export left under ``out/images`` stay; ``annotations.json`` lists this export's. Left out and counted in the report, not failures: figures without an image,
-    and figures whose image has no panel box (vision stage off or failed: the image would otherwise read
+    an earlier export left under ``out/images`` stay; ``annotations.json`` lists this export's. Left out
+    and counted in the report, not failures: figures without an image, and figures whose image has no
+    panel box (vision stage off or failed: the image would otherwise read
     as "no subfigures"). A missing or unreadable image file is a failure of that figure. The annotation
     file is written last, through a temporary file and a rename.
     """
@@ -350,7 +331,8 @@ def export_coco(corpus: Corpus, out: Path, *, copy_images: bool = False) -> Expo
             for paper, fig, item in _figures_with_image(corpus, report):
                 lic = (paper.license.spdx, paper.license.url)
                 try:
-                    src, _, w, h = _check(fig, corpus.root)
+                    src = corpus.image_file(fig.image)
+                    _, w, h = _probe(src, fig.image)
                 except InputError as e:
                     report.failures.append((item, "image", str(e)))
                     continue
@@ -549,7 +531,7 @@ def export_webdataset(corpus: Corpus, out: Path, *, shard_size: int = 1000,
     try:
         for paper, fig, item in _figures_with_image(corpus, report):
             try:
-                path = _image_file(corpus.root, fig.image)
+                path = corpus.image_file(fig.image)
                 data = path.read_bytes()
                 fmt, w, h = _probe(data, fig.image)
             except InputError as e:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from figlink.corpus import Corpus
+from figlink.errors import InputError
 from figlink.model import Figure, Paper
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
@@ -66,14 +67,11 @@ class CorpusReader:
         """The figure's image file, only when it is a regular file under ``<corpus>/images``."""
         if not fig.image:
             return None
-        images = (self.root / "images").resolve()
         try:
-            p = (self.root / fig.image).resolve(strict=True)
-        except (OSError, RuntimeError):
+            p = self.corpus.image_file(fig.image)
+        except InputError:
             return None
-        if not p.is_relative_to(images) or not p.is_file() or p.suffix.lower() not in IMAGE_TYPES:
-            return None
-        return p
+        return p if p.suffix.lower() in IMAGE_TYPES else None
 
     def close(self) -> None:
         self.corpus.close()

@@ -203,7 +203,7 @@ def _scan(pattern: re.Pattern[str], form: str, text: str, start: int, end: int,
           taken: list[tuple[int, int]]) -> list[LabelToken]:
     out: list[LabelToken] = []
     for m in pattern.finditer(text, start, end):
-        tok = _token(m, form) if not taken or _free(m, taken) else None
+        tok = _token(m, form) if _free(m, taken) else None
         if tok is not None:
             out.append(tok)
     return out
@@ -257,20 +257,18 @@ def _closes_note(text: str, start: int, j: int) -> bool:
     return text.rfind("(", max(start, j - 200), j) > text.rfind(")", max(start, j - 200), j)
 
 
-def _scan_at(pattern: re.Pattern[str], form: str, text: str, starts: list[int],
-             taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """Tokens of ``pattern`` matched at each of ``starts`` (the pattern checks that a short word opens there)."""
+def _dot_label_tokens(text: str, starts: list[int], taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """``_PUNCT`` tokens ("A.", "b:", "A and C:") matched at each of ``starts`` (clause starts)."""
     out: list[LabelToken] = []
     for s in starts:
-        if pattern is _PUNCT:
-            if not text[s:s + 1].isalnum() or (len(text) >= s + 5 and text[s:s + 5].isalnum()):
-                continue  # no word, or a word of five or more letters: _PUNCT's look-ahead fails at once
-            w = text[s:s + 3]
-            if len(w) == 3 and w.isascii() and w.isalpha() and w.strip("ivxIVX"):
-                continue  # "The", "Mean": three ASCII letters, not a roman numeral, are no _ATOM
-        m = pattern.match(text, s)
+        if not text[s:s + 1].isalnum() or (len(text) >= s + 5 and text[s:s + 5].isalnum()):
+            continue  # no word, or a word of five or more letters: _PUNCT's look-ahead fails at once
+        w = text[s:s + 3]
+        if len(w) == 3 and w.isascii() and w.isalpha() and w.strip("ivxIVX"):
+            continue  # "The", "Mean": three ASCII letters, not a roman numeral, are no _ATOM
+        m = _PUNCT.match(text, s)
         if m is not None and _free(m, taken):
-            tok = _token(m, form)
+            tok = _token(m, "dot")
             if tok is not None:
                 out.append(tok)
     return out
@@ -333,7 +331,7 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     taken += [(t.start, t.end) for t in words]
     half = _scan_half(text, start, stop, taken)
     taken += [(t.start, t.end) for t in half]
-    punct = _scan_at(_PUNCT, "dot", text, [c for c in clause_starts if c < stop], taken)
+    punct = _dot_label_tokens(text, [c for c in clause_starts if c < stop], taken)
     taken += [(t.start, t.end) for t in punct]
     bare = _bare_tokens(text, sentence_starts, taken)
     return sorted(tokens + words + half + punct + bare, key=_BY_START)

@@ -252,6 +252,10 @@ def _tail(ctx: _Ctx, free: list[tuple[int, int, tuple[str, ...], list[Tok]]], la
 
 def _clean(text: str, a: int, b: int) -> tuple[int, int]:
     """Trim a span: spaces and leading punctuation; trailing separators and a dangling "and"/"or"."""
+    if a < b and text[a] == " ":
+        a += 1
+    if a < b and text[a] not in _LEAD_CHARS and text[b - 1] not in _TAIL_STOP and text[b:b + 1] != ")":
+        return a, b  # the usual span: nothing to trim at either end, no bracket to keep
     while a < b and text[a] in _LEAD_CHARS:
         a += 1
     while b > a:
@@ -350,11 +354,7 @@ def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
     shared: list[str] = []
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
     for p in sorted(pieces, key=_BY_START):
-        a, b = p.start, p.end
-        if a < b and text[a] == " ":
-            a += 1  # (_clean strips it too: a leading space is one of _LEAD_CHARS)
-        if not (a < b and text[a] not in _LEAD_CHARS and text[b - 1] not in _TAIL_STOP and text[b:b + 1] != ")"):
-            a, b = _clean(text, a, b)  # (otherwise _clean would leave the span as it is)
+        a, b = _clean(text, p.start, p.end)
         if b <= a or _WORD_CHAR.search(text, a, b) is None:
             continue
         if not p.labels and not p.positions:
