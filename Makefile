@@ -30,6 +30,6 @@ test: $(STAMP) browser
 	$(VENV)/bin/python -m pytest
 
 # Every benchmark in turn (each skips cleanly when ../shared/data is absent).
-BENCHES := jats sentences captions pdf vision search
+BENCHES := jats sentences captions pdf vision search engines exports
 bench: $(STAMP)
 	@for b in $(BENCHES); do echo "== bench_$$b"; $(VENV)/bin/python benchmarks/bench_$$b.py || exit 1; done

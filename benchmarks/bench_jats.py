@@ -20,14 +20,12 @@ import argparse
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import REPO, latency_row, print_table, require_shared_data, timed  # noqa: E402
+from common import REPO, ingest_peak, latency_row, print_table, require_shared_data, timed  # noqa: E402
 
 from figlink.ingest.jats import _norm, parse_jats, parse_xml_bytes  # noqa: E402
 
@@ -105,30 +103,6 @@ def speed(files: list[Path], repeat: int) -> list[list[str]]:
                         f"+ {refs} inline refs with panels; {ratio:.2f}x pubmed_parser")]
 
 
-def _ingest_peak(src: Path, workers: int) -> tuple[float, float]:
-    """Peak summed RSS (MB) of an ingest process tree, and its wall time."""
-    import psutil
-
-    corpus = Path(tempfile.mkdtemp(prefix="figlink-bench-"))
-    try:
-        t = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "figlink.cli", "ingest", str(src), "--corpus", str(corpus),
-                                 "--workers", str(workers), "--no-vision", "--no-index"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        ps = psutil.Process(proc.pid)
-        peak = 0.0
-        while proc.poll() is None:
-            try:
-                rss = ps.memory_info().rss + sum(c.memory_info().rss for c in ps.children(recursive=True))
-                peak = max(peak, rss / 2**20)
-            except psutil.Error:
-                pass
-            time.sleep(0.05)
-        return peak, time.perf_counter() - t
-    finally:
-        shutil.rmtree(corpus, ignore_errors=True)
-
-
 def memory(files: list[Path]) -> list[list[str]]:
     rows = []
     tmp = Path(tempfile.mkdtemp(prefix="figlink-input-"))
@@ -139,7 +113,11 @@ def memory(files: list[Path]) -> list[list[str]]:
             for c in range(copies):
                 for f in files:  # each copy differs by a trailing comment, so none is skipped as done
                     (src / f"{c}-{f.name}").write_bytes(f.read_bytes() + f"\n<!-- copy {c} -->\n".encode())
-            peak, wall = _ingest_peak(src, 4)
+            corpus = Path(tempfile.mkdtemp(prefix="figlink-bench-"))
+            try:
+                peak, wall = ingest_peak([str(src)], corpus, ["--workers", "4", "--no-vision", "--no-index"])
+            finally:
+                shutil.rmtree(corpus, ignore_errors=True)
             n = copies * len(files)
             rows.append([f"ingest {n} articles, 4 workers", f"{peak:,.0f} MB peak (all processes)",
                          f"{n / wall:.1f} articles/s wall"])

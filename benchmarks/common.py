@@ -37,6 +37,30 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def ingest_peak(sources: list[str], corpus: Path, args: list[str]) -> tuple[float, float]:
+    """Run ``figlink ingest SOURCES --corpus CORPUS ARGS`` in a child process: the peak summed RSS (MB) of
+    its whole process tree (workers, Ray's processes) and its wall time in seconds."""
+    import subprocess
+
+    import psutil
+
+    t = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "figlink.cli", "ingest", *sources, "--corpus", str(corpus), *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ps = psutil.Process(proc.pid)
+    peak = 0.0
+    while proc.poll() is None:
+        try:
+            rss = ps.memory_info().rss + sum(ch.memory_info().rss for ch in ps.children(recursive=True))
+            peak = max(peak, rss / 2**20)
+        except psutil.Error:
+            pass
+        time.sleep(0.05)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"figlink ingest exited {proc.returncode}")
+    return peak, time.perf_counter() - t
+
+
 def timed(fn: Callable, items: Iterable, repeat: int = 1,
           before_pass: Callable[[], None] | None = None) -> tuple[list[float], list]:
     """Per-item latencies (seconds, best of ``repeat`` passes) and the last pass's outputs.
