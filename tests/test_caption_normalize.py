@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from figlink.text.normalize import (caption_tokens, first_sentence, is_single_sentence, normalize_advanced,
                                     normalize_basic, normalized_caption, select_caption, strip_markup,
-                                    within_token_limit)
+                                    token_count, within_token_limit)
 
 
 def test_basic_normalization_lowercases_removes_label_and_numbers() -> None:
@@ -68,3 +70,29 @@ def test_normalized_caption_fields() -> None:
 def test_empty_caption() -> None:
     norm = normalized_caption("")
     assert norm.basic == norm.advanced == norm.first_sentence == "" and norm.n_tokens == 0
+
+
+def test_token_count_matches_the_token_list() -> None:
+    # Hand-counted: x-ray, of, it's, a, b, [NUM], fold, 5, µm, α’β ("a--b" is two tokens, "–" none).
+    assert token_count("x-ray of it's a--b [NUM]-fold – 5 µm α’β") == 10
+    assert token_count("") == 0 and token_count(" - ' ") == 0
+    rng = random.Random(7)
+    pieces = list("ab Z_09-'\u2019\u2013()[].,;:\u00b5\u03b1\u0302\u00e9?") + ["[NUM]", "[BRACKET]", "  ", "--", "\U0001d6fc"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 16)))
+        assert token_count(text) == len(caption_tokens(text)), text
+
+
+def test_normalized_caption_equals_the_single_functions() -> None:
+    """normalized_caption shares lower-casing and number replacement between its basic and advanced text
+    and counts tokens without listing them: on random captions full of brackets, numbers, markup and
+    relations those fields equal the functions that define them."""
+    rng = random.Random(11)
+    pieces = ["Figure 2. ", "(", ")", "[", "]", "{", "}", "A", "b", " ", "12", "3.5", ",", ". ", "x=1", " < ",
+              "<i>", "</i>", "&amp;", "$a$", "\u00b5", "\u0130", "\u0663", "Fig. 3", "(a)", "CD34+", "  "]
+    for _ in range(2000):
+        cap = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        norm = normalized_caption(cap)
+        assert norm.basic == normalize_basic(cap), cap
+        assert norm.advanced == normalize_advanced(cap), cap
+        assert norm.n_tokens == len(caption_tokens(normalize_basic(cap))), cap

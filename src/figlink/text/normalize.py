@@ -38,6 +38,12 @@ _INNERMOST_PAREN = re.compile(r"\([^()\[\]{}]*\)")
 _OTHER_SPACES = tuple(c for c in map(chr, range(0x3001)) if c.isspace() and c != " ")
 _ASCII_OTHER_SPACES = tuple(c for c in _OTHER_SPACES if c.isascii())
 _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
+_NON_ASCII_WORD = re.compile(r"[^\W\x00-\x7f]")
+_ASCII_BYTES = bytes(range(128))
+# Byte classes for token_count: word characters "w", joiners "-", everything else " ".
+_CHAR_CLASS = bytes.maketrans(
+    bytes(range(128)),
+    bytes(ord("w") if re.fullmatch(r"\w", chr(c)) else ord("-") if chr(c) in "-'" else ord(" ") for c in range(128)))
 
 
 def strip_markup(text: str) -> str:
@@ -150,17 +156,36 @@ def normalize_basic(caption: str) -> str:
 
 def normalize_advanced(caption: str) -> str:
     """Basic normalization plus equations → [EQUATION] and bracketed spans → [BRACKET]."""
-    text = remove_figure_label(caption)
-    text = _replace_equations(text)
-    text = strip_markup(text)
-    spaced = _single_spaced(text)
-    text = _replace_brackets(text).lower()
-    return _finish(_replace_numbers(text), spaced)
+    text = strip_markup(_replace_equations(remove_figure_label(caption)))
+    return _finish(_replace_numbers(_replace_brackets(text).lower()), _single_spaced(text))
 
 
 def caption_tokens(text: str) -> list[str]:
     """Word tokens of a (normalized) caption; placeholders count as one token, punctuation as none."""
     return _TOKEN.findall(text)
+
+
+def token_count(text: str) -> int:
+    """``len(caption_tokens(text))``, counted without building the tokens.
+
+    Every character is classed, one byte each, as word (``\\w``: "w"), joiner ("-", "'", U+2019: "-") or
+    other (" "). A token is a run of word characters chained by single joiners, so it starts at each "w"
+    that opens the text or follows " ", " -", "--" or an opening "-": a "w" after "w-" continues a token.
+    A placeholder ("[NUM]") is one run between other characters.
+    """
+    if not text.isascii():
+        # The non-ASCII characters alone (ASCII bytes never occur inside a multi-byte UTF-8 sequence): each
+        # word character among them is written "a" and U+2019 "'"; every other one encodes as "?" (other).
+        rest = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+        for ch in set(_NON_ASCII_WORD.findall(rest)):
+            text = text.replace(ch, "a")
+        if "\u2019" in rest:
+            text = text.replace("\u2019", "'")
+        classes = text.encode("ascii", "replace").translate(_CHAR_CLASS)
+    else:
+        classes = text.encode("ascii").translate(_CHAR_CLASS)
+    return (classes.count(b" w") + classes.count(b" -w") + classes.count(b"--w")
+            + classes.startswith(b"w") + classes.startswith(b"-w"))
 
 
 def first_sentence(caption: str) -> str:
@@ -182,7 +207,7 @@ def is_single_sentence(caption: str) -> bool:
 
 def within_token_limit(caption: str, limit: int = 100) -> bool:
     """SciCap's "≤ 100 tokens" subset, counted on the basic-normalized caption."""
-    return len(caption_tokens(normalize_basic(caption))) <= limit
+    return token_count(normalize_basic(caption)) <= limit
 
 
 def select_caption(caption: str, policy: str = "first_sentence", limit: int = 100) -> str | None:
@@ -204,16 +229,31 @@ def select_caption(caption: str, policy: str = "first_sentence", limit: int = 10
 
 def normalized_caption(caption: str) -> NormalizedCaption:
     """All normalization fields of one caption, as stored on :class:`figlink.model.Figure` (the same
-    values as the functions above, computed with one pass of each step)."""
-    plain = strip_markup(remove_figure_label(caption))
+    values as the functions above, sharing their steps).
+
+    Lower-casing and number replacement are done once for the basic and the advanced text: replacing
+    bracketed spans commutes with both (it looks only at bracket characters, which lower-casing never makes
+    or removes, and a number never runs across a bracket nor reads a neighbour that is a bracket or a
+    placeholder differently), so when no equation is found the advanced text is the basic one's numbered
+    text with its brackets replaced.
+    """
+    raw = remove_figure_label(caption)
+    plain = strip_markup(raw)
     spans = sentence_spans(plain)
-    basic = _finish(_replace_numbers(plain.lower()))
+    spaced = _single_spaced(plain)  # true for the lower-cased and numbered text as well
+    numbered = _replace_numbers(plain.lower())
+    basic = _finish(numbered, spaced)
+    with_equations = _replace_equations(raw)
+    if with_equations == raw:
+        advanced = _finish(_replace_brackets(numbered), spaced)
+    else:  # normalize_advanced's steps after its equation step
+        text = strip_markup(with_equations)
+        advanced = _finish(_replace_numbers(_replace_brackets(text).lower()), _single_spaced(text))
     first = plain[spans[0][0]:spans[0][1]] if spans else ""
-    return NormalizedCaption(basic=basic, advanced=normalize_advanced(caption),
-                             first_sentence=_finish(_replace_numbers(first.lower())),
-                             n_sentences=len(spans), n_tokens=len(caption_tokens(basic)))
+    return NormalizedCaption(basic=basic, advanced=advanced, first_sentence=_finish(_replace_numbers(first.lower())),
+                             n_sentences=len(spans), n_tokens=token_count(basic))
 
 
 __all__ = ["NUM", "EQUATION", "BRACKET", "strip_markup", "remove_figure_label", "normalize_basic",
            "normalize_advanced", "caption_tokens", "first_sentence", "sentence_count", "is_single_sentence",
-           "within_token_limit", "select_caption", "normalized_caption"]
+           "within_token_limit", "select_caption", "normalized_caption", "token_count"]
