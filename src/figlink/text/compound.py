@@ -22,7 +22,8 @@ _CUE_WORDS = re.compile(
     r"\b(?:sub-?figures?|sub-?panels?|panels|insets?|(?:top|bottom|upper|lower|middle|first|second|third)\s+"
     r"(?:rows?|panels?)|(?:left|right|middle)\s+(?:columns?|panels?)|(?:each|all|both)\s+panels?)\b",
 )  # matched on the lower-cased caption
-_CUE_HINTS = ("panel", "inset", "fig", "row", "column")
+# Every _CUE_WORDS match holds one of these, and starts at the word that holds it or at the word before.
+_CUE_HINTS = ("panel", "inset", "subfig", "sub-fig", "row", "column")
 
 
 @dataclass
@@ -59,12 +60,47 @@ def _label_count(labels: list[str]) -> int:
     return count
 
 
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"  # what the regex calls \\w
+
+
+def _cue_words(low: str) -> set[str]:
+    """``{m.group(0) for m in _CUE_WORDS.finditer(low)}``, with the regex tried only where it can match.
+
+    A cue ends with the word that holds a hint (its second word, or its only one) and starts at that word
+    or at the word before ("top panels", "sub-panel"). Trying the word before first gives the match a left
+    to right scan gives: no cue word can both end one cue and start another, so the word before is never
+    taken by an earlier cue when it starts one that reaches the hint.
+    """
+    found: set[str] = set()
+    for hint in _CUE_HINTS:
+        k = low.find(hint)
+        while k != -1:
+            s = k
+            while s > 0 and _is_word_char(low[s - 1]):
+                s -= 1
+            p = s
+            while p > 0 and not _is_word_char(low[p - 1]):
+                p -= 1
+            m = None
+            if p < s:  # a word ends before this one: back up to its start
+                while p > 0 and _is_word_char(low[p - 1]):
+                    p -= 1
+                m = _CUE_WORDS.match(low, p)
+            if m is None or m.end() <= k:
+                m = _CUE_WORDS.match(low, s)
+            if m is not None:
+                found.add(m.group(0))
+            k = low.find(hint, k + 1)
+    return found
+
+
 def compound_cues(caption: str, split: CaptionSplit) -> CompoundCues:
     """Compound cues of ``caption`` given its split (``figlink.text.subcaptions.split_caption``)."""
     labels = sort_labels({lab for s in split.subcaptions for lab in s.labels})
     positions = sorted({p for s in split.subcaptions for p in s.positions})
     low = caption.lower()
-    cues = sorted({m.group(0) for m in _CUE_WORDS.finditer(low)}) if any(w in low for w in _CUE_HINTS) else []
+    cues = sorted(_cue_words(low))
     n_labels = _label_count(labels)
     n_positions = len(panel_positions(find_positions(caption))) if positions else 0
     count = max(n_labels, n_positions)

@@ -20,7 +20,7 @@ MEDICAL_KEYWORDS: tuple[str, ...] = (
 )
 
 _DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
-_WORD = re.compile(r"[A-Za-z0-9]+")
+_WORD_SPLIT = re.compile(r"([A-Za-z0-9]+)")
 
 # Canonical keyword by its lower-case words: ("x", "ray") → "X-ray"; one-word keywords by the word.
 _BY_WORDS: dict[tuple[str, ...], str] = {
@@ -28,12 +28,14 @@ _BY_WORDS: dict[tuple[str, ...], str] = {
 }
 _MAX_WORDS = max(len(w) for w in _BY_WORDS)
 _FIRSTS = frozenset(w[0] + p for w in _BY_WORDS for p in ("", "s", "es"))
+_FIRSTS_ASCII = frozenset(w.encode("ascii") for w in _FIRSTS)
+# ASCII letters and digits stay, every other byte becomes a space ("?" stands for a non-ASCII character).
+_WORD_BYTES = bytes.maketrans(bytes(range(128)), bytes(c if chr(c).isalnum() else 32 for c in range(128)))
 
 
-def _joined(text: str, a: int, b: int) -> bool:
-    """Two words joined by nothing, one dash or one space ("X-ray", "X ray", "PET–MRI")."""
-    gap = text[a:b]
-    return gap == "" or (len(gap) == 1 and (gap in _DASHES or gap.isspace()))
+def _joined(gap: str) -> bool:
+    """Two words joined by one dash or one space ("X-ray", "X ray", "PET–MRI")."""
+    return len(gap) == 1 and (gap in _DASHES or gap.isspace())
 
 
 def _lookup(words: tuple[str, ...], last_raw: str) -> str | None:
@@ -65,10 +67,11 @@ def find_medical_keywords(texts: Iterable[str] | str) -> list[str]:
     for text in texts:
         if not text:
             continue
-        if _FIRSTS.isdisjoint(_WORD.findall(text.lower())):
-            continue  # no word can start a keyword: the common case, decided in C
-        words = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text)]
-        lows = [w.lower() for _, _, w in words]
+        if _FIRSTS_ASCII.isdisjoint(text.lower().encode("ascii", "replace").translate(_WORD_BYTES).split()):
+            continue  # no word (a run of ASCII letters and digits) can start a keyword: the common case
+        parts = _WORD_SPLIT.split(text)  # [before, word, gap, word, gap, …, after]
+        words, gaps = parts[1::2], parts[2::2]  # gaps[i]: the text between words i and i + 1 (or after the last)
+        lows = [w.lower() for w in words]
         i = 0
         while i < len(words):
             if lows[i] not in _FIRSTS:
@@ -76,9 +79,9 @@ def find_medical_keywords(texts: Iterable[str] | str) -> list[str]:
                 continue
             hit, used = None, 1
             for n in range(min(_MAX_WORDS, len(words) - i), 0, -1):
-                if n > 1 and not all(_joined(text, words[i + k][1], words[i + k + 1][0]) for k in range(n - 1)):
+                if n > 1 and not all(_joined(gaps[i + k]) for k in range(n - 1)):
                     continue
-                hit = _lookup(tuple(lows[i:i + n]), words[i + n - 1][2])
+                hit = _lookup(tuple(lows[i:i + n]), words[i + n - 1])
                 if hit is not None:
                     used = n
                     break
