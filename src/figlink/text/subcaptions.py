@@ -166,6 +166,16 @@ def _segment(ctx: _Ctx, body: int) -> None:
 def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, ...],
               opener_group: tuple[str, ...], add: Callable[[_Span], None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Cut a sentence that holds anchors (openers, trailers); gives the group and opener group after it."""
+    t = anchors[0]
+    if t.start == s and len(anchors) == 1 and t.role == "open":
+        # The usual sentence, "(B) Text …": what the loop below does with one opener at its start (no text
+        # before it, no "(" before it to close).
+        labels = tuple(t.labels)
+        if t.end < e:
+            add((t.end, e, labels))
+        if t.at_start or not (opener_group and set(labels) < set(opener_group)):
+            return labels, labels
+        return opener_group, opener_group  # a sub-label describes its sentence only
     c = s
     last_labels = group
     sub_only = True  # every anchor of the sentence refines the enclosing group
@@ -195,7 +205,9 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, .
             else:
                 sub_openers = True
             if close_at < 0:
-                close_at, close_group = _closing_paren(text, s, t.start, e), group
+                # (no "(" before the opener in its sentence: _closing_paren's depth is not positive)
+                close_at = _closing_paren(text, s, t.start, e) if text.find("(", s, t.start) >= 0 else -1
+                close_group = group
             group = labels
         else:
             if prev_anchor is not None and prev_anchor.role == "open" and not is_sub:
