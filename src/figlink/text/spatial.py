@@ -108,21 +108,22 @@ def _place_hits(text: str, start: int, stop: int, low: str | None = None) -> lis
     if low is None:
         low = text.lower()
     hits: list[int] = []
+    find = low.find
     for word in _PLACE_WORDS:
-        k = low.find(word, start, stop)
+        k = find(word, start, stop)
         while k != -1:
             e = k + len(word)
             if word in _PLURAL_WORDS and e < stop and low[e] == "s":
                 e += 1
             elif word == "cent":
                 if not low.startswith(_CENT_ENDS, e, stop):
-                    k = low.find(word, k + 1, stop)
+                    k = find(word, k + 1, stop)
                     continue
                 e += 2
             if (e == stop or low[e] not in _ASCII_LOWER) \
                     and (k == 0 or not (low[k - 1].isalnum() or low[k - 1] in "_-")):
                 hits.append(k)
-            k = low.find(word, k + 1, stop)
+            k = find(word, k + 1, stop)
     hits.sort()
     return hits
 

@@ -470,7 +470,7 @@ def split_caption(caption: str) -> CaptionSplit:
     positions = find_positions(text, body, refs=False, low=low)  # _positional uses openers and trailers only
     if not tokens and not any(t.role in ("open", "trail") for t in positions):
         return _build(text, _shared_pieces(text, sents))
-    assign_roles(text, body, tokens, {s for s, _ in sents})
+    assign_roles(text, body, tokens, set(map(_FIRST, sents)))
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx, body)
     pieces = ctx.pieces = _merge_pieces(text, ctx.pieces)
