@@ -91,6 +91,8 @@ def normalize_position(phrase: str) -> str:
 
 
 def _at_clause_start(text: str, i: int, floor: int) -> bool:
+    """Whether offset ``i`` opens a clause: after a sentence mark, a comma or "and"/"while"/"whereas"
+    (looking back at most 12 characters, not before ``floor``)."""
     head = text[max(floor, i - 12):i]
     last = head.rstrip()
     if last and last[-1] not in _CLAUSE_END_CHARS:
