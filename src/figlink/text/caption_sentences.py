@@ -32,15 +32,27 @@ _END_DOT = re.compile(_END.pattern.replace("(?P<punct>[.!?][.!?]*)", r"(?P<punct
 _LABEL_BEFORE = re.compile(r"(?:^|[.;:!?]\s*|^\s+)[A-Z]$|(?:^|[;:(,]\s*)[a-z]$")
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")
 _LONGEST = max(map(len, _ABBREVIATIONS))
+_ASCII_WORD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ."
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
     """True when the period at ``dot`` closes a known abbreviation ("Fig.", "e.g.", "et al.")."""
     if dot > _LONGEST and text[dot - _LONGEST - 1:dot].isalpha():
         return False  # a word of more letters than any abbreviation, and not "e.g." style
-    j = dot
-    while j > 0 and dot - j < 12 and (text[j - 1].isalpha() or text[j - 1] == "."):
-        j -= 1
+    return _short_abbreviation(text, dot)
+
+
+def _short_abbreviation(text: str, dot: int) -> bool:
+    """``_is_abbreviation`` after its first test: the word before ``dot`` is its run of letters and periods
+    (at most 12 characters back)."""
+    lo = dot - 12 if dot > 12 else 0
+    rest = text[lo:dot].rstrip(_ASCII_WORD)
+    if rest and rest[-1].isalpha():  # a non-ASCII letter: the run goes on, walk it one character at a time
+        j = lo + len(rest)
+        while j > lo and (text[j - 1].isalpha() or text[j - 1] == "."):
+            j -= 1
+    else:  # the run ends at a character that is neither a letter nor a period, or at ``lo``
+        j = lo + len(rest)
     if j == dot:
         return False
     word = text[j:dot].lower().strip(".")
@@ -64,20 +76,34 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     end_re = _END_DOT if "!" not in text and "?" not in text else _END
     for m in end_re.finditer(text, start, stop):
         dot, punct_end = m.span(1)  # groups by number (1 punct, 2 close, 3 space): cheaper than by name
-        if punct_end == dot + 1 and text[dot] == "." and (text[dot - 1:dot].isalpha() or text[dot - 1:dot] == ".") \
-                and not (dot > _LONGEST and text[dot - _LONGEST - 1:dot].isalpha()) and _is_abbreviation(text, dot):
-            continue  # (the two tests before it are _is_abbreviation's own cheap exits, inlined)
-        glued = m.start(3) < 0
-        if glued:
+        prev = text[dot - 1:dot]
+        if prev.isalpha():
+            if dot > _LONGEST and text[dot - _LONGEST - 1:dot].isalpha():
+                # The usual end, after a word longer than any abbreviation (_is_abbreviation's own first
+                # exit). Its letter text[dot - 2] is neither punctuation nor space: no lone letter either.
+                if m.start(3) < 0 and not prev.islower():
+                    continue  # glued, after two letters: "cancer.A" splits, "DNA.A" does not (see below)
+                e = m.end(2)
+                if e > s:
+                    while text[s].isspace():
+                        s += 1
+                    spans.append((s, e))
+                s = m.end()
+                continue
+            if punct_end == dot + 1 and text[dot] == "." and _short_abbreviation(text, dot):
+                continue
+            # A single letter opening a sentence or clause is a panel label ("…cancer. A. Photographs",
+            # "(a. U-fiber; b. ILF)"): not an end.
+            if (dot < 2 or text[dot - 2] in ".;:!?(," or text[dot - 2].isspace()) \
+                    and _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
+                continue
+        elif prev == "." and punct_end == dot + 1 and text[dot] == "." and _is_abbreviation(text, dot):
+            continue
+        if m.start(3) < 0:  # glued
             before = text[dot - 2:dot] if dot >= 2 else ""
             # "cancer.A" and "tumors.(A)" split; "0.5", "U.S", "p.A" and "e.g.A" do not.
             if len(before) < 2 or not before.isalpha() or not before[1].islower():
                 continue
-        # A single letter opening a sentence or clause is a panel label ("…cancer. A. Photographs",
-        # "(a. U-fiber; b. ILF)"): not an end.
-        if dot >= 1 and text[dot - 1].isalpha() and _lone_letter(text, dot) \
-                and _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
-            continue
         e = m.end(2)
         if e > s:
             # Trimmed here: text[e - 1] is the mark or a closing quote/bracket, never a space, so only the

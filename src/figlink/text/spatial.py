@@ -13,6 +13,7 @@ classified by how it is used:
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from dataclasses import dataclass
 
@@ -31,16 +32,22 @@ _PAREN = re.compile(rf"\(\s*(?:the\s+)?{_PHRASE}\s*(?P<note>[,;:*]\s*[^()]{{0,60
 _OPEN = re.compile(rf"(?<![\w-])(?P<at>(?:in|on|at)\s+)?(?:the\s+)?{_PHRASE}\s*(?:(?P<colon>[:,])|(?=\s+{_VERB}\b))", re.I)
 _REF = re.compile(rf"(?<![\w-]){_PHRASE}", re.I)
 _LEAD = re.compile(r"(?:\b(?:in|on|at)\s+)?(?:\bthe\s+)?$", re.I)
-# Place words (the first letters of _PLACE): "inset", "row" and "column" may take a plural "s".
-_PLACE_WORDS = ("top", "bottom", "upper", "lower", "middle", "center", "centre", "left", "right", "far", "inset",
-                "row", "column")
+# Place words (the first letters of _PLACE): "inset", "row" and "column" may take a plural "s"; "cent" is
+# found once for "center" and "centre".
+_PLACE_WORDS = ("top", "bottom", "upper", "lower", "middle", "cent", "left", "right", "far", "inset", "row",
+                "column")
 _PLURAL_WORDS = frozenset(("inset", "row", "column"))
+_CENT_ENDS = ("er", "re")
 _ASCII_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 _CLAUSE_LEAD = re.compile(r"(?:^|[.;:!?]\s*|,\s*(?:and|while|whereas)?\s*|\b(?:and|while|whereas)\s+)$", re.I)
 
+# The last non-space character of every _CLAUSE_LEAD match but "^" (which leaves only spaces): a mark, a comma,
+# or the end of "and", "while", "whereas" in any case (re.I folds only "\u017f" onto one of these letters).
+_CLAUSE_END_CHARS = frozenset(".;:!?,dDeEsS\u017f")
 _SENTENCE_LEAD = re.compile(r"(?:^|[.;:!?]\s*)$")
 _WORDS = {"upper": "top", "lower": "bottom", "center": "middle", "centre": "middle", "leftmost": "left",
           "rightmost": "right"}
+_BY_START = operator.attrgetter("start")
 _ORDINALS = {"first": "1", "1st": "1", "second": "2", "2nd": "2", "third": "3", "3rd": "3", "fourth": "4",
              "4th": "4", "fifth": "5", "5th": "5", "sixth": "6", "6th": "6", "last": "last"}
 
@@ -84,7 +91,13 @@ def normalize_position(phrase: str) -> str:
 
 
 def _at_clause_start(text: str, i: int, floor: int) -> bool:
-    return bool(_CLAUSE_LEAD.search(text[max(floor, i - 12):i]))
+    """Whether offset ``i`` opens a clause: after a sentence mark, a comma or "and"/"while"/"whereas"
+    (looking back at most 12 characters, not before ``floor``)."""
+    head = text[max(floor, i - 12):i]
+    last = head.rstrip()
+    if last and last[-1] not in _CLAUSE_END_CHARS:
+        return False  # the cheap proof that _CLAUSE_LEAD does not match (see _CLAUSE_END_CHARS)
+    return bool(_CLAUSE_LEAD.search(head))
 
 
 def _place_hits(text: str, start: int, stop: int, low: str | None = None) -> list[int]:
@@ -97,16 +110,22 @@ def _place_hits(text: str, start: int, stop: int, low: str | None = None) -> lis
     if low is None:
         low = text.lower()
     hits: list[int] = []
+    find = low.find
     for word in _PLACE_WORDS:
-        k = low.find(word, start, stop)
+        k = find(word, start, stop)
         while k != -1:
             e = k + len(word)
             if word in _PLURAL_WORDS and e < stop and low[e] == "s":
                 e += 1
+            elif word == "cent":
+                if not low.startswith(_CENT_ENDS, e, stop):
+                    k = find(word, k + 1, stop)
+                    continue
+                e += 2
             if (e == stop or low[e] not in _ASCII_LOWER) \
                     and (k == 0 or not (low[k - 1].isalnum() or low[k - 1] in "_-")):
                 hits.append(k)
-            k = low.find(word, k + 1, stop)
+            k = find(word, k + 1, stop)
     hits.sort()
     return hits
 
@@ -142,8 +161,16 @@ def find_positions(text: str, start: int = 0, end: int | None = None, refs: bool
             out.append(PositionToken(m.start(), m.end(), pos, role, (m.group("noun") or "").lower()))
             taken.append((m.start(), m.end()))
     for k in hits:
-        lead = _LEAD.search(text, max(start, k - 12), k)
-        m = _OPEN.match(text, lead.start() if lead else k, stop)
+        lo = max(start, k - 12)
+        at = k  # where _LEAD matches first: at k unless a space ends the text before it (every longer
+        # match ends with one, and an empty one sits before k only when "\n" does)
+        if k > lo and text[k - 1].isspace():
+            lead = _LEAD.search(text, lo, k)
+            at = lead.start() if lead else k
+        # The match would start at ``at``: the clause test first, as it needs no match and fails most often.
+        if not _at_clause_start(text, at, start):
+            continue
+        m = _OPEN.match(text, at, stop)
         if m is None or not free(m):
             continue
         colon = m.group("colon")
@@ -151,8 +178,6 @@ def find_positions(text: str, start: int = 0, end: int | None = None, refs: bool
         # "Left:" needs no noun, nor does "At left is …"; "The left panel shows" does; ", " after a bare
         # word is too weak.
         if not noun and colon != ":" and not (m.group("at") and not colon):
-            continue
-        if not _at_clause_start(text, m.start(), start):
             continue
         if colon == "," and not _SENTENCE_LEAD.search(text[max(start, m.start() - 4):m.start()]):
             continue  # "Left panels, …" opens a sentence; "…, and lower graphs, n = 5" does not
@@ -170,7 +195,7 @@ def find_positions(text: str, start: int = 0, end: int | None = None, refs: bool
         if pos:
             out.append(PositionToken(m.start(), m.end(), pos, "ref", m.group("noun").lower()))
             taken.append((m.start(), m.end()))
-    return sorted(out, key=lambda t: t.start)
+    return sorted(out, key=_BY_START)
 
 
 _PANEL_NOUN = re.compile(r"^(?:panels?|images?|graphs?|plots?|pictures?|micrographs?|photo(?:graph)?s?|rows?|columns?|"

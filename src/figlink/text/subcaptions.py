@@ -19,7 +19,8 @@ import bisect
 import functools
 import operator
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from figlink.model import CaptionSplit, Subcaption
 from figlink.text.label_roles import Tok, assign_roles, find_label_tokens, next_char
@@ -51,8 +52,14 @@ _GENERIC_ANY = re.compile(
 )
 _WORD_CHAR = re.compile(r"\w")
 _LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
-_BY_START = operator.attrgetter("start")
+_FIRST = operator.itemgetter(0)
 _NO_TOKENS: list[Tok] = []  # (never changed)
+
+
+# A piece of the caption is a plain tuple ``(start, end, labels)`` (labels ``()`` = shared): a caption cuts a
+# dozen of them and each is read once. Positional pieces carry more and stay objects (few captions have any).
+_Span = tuple[int, int, tuple[str, ...]]
+_NEVER = 1 << 62  # past every token start
 
 
 @dataclass(slots=True)
@@ -65,20 +72,24 @@ class _Piece:
     hole_end: int | None = None  # where a closing cue ends ("… (top panel)"), cut from shared text
 
 
-@dataclass
 class _Ctx:
     """One caption being split: its sentences, label tokens, and the pieces cut so far."""
 
-    text: str
-    sents: list[tuple[int, int]]
-    tokens: list[Tok]
-    pieces: list[_Piece] = field(default_factory=list)
-    starts: list[int] = field(default_factory=list)
-    sent_starts: list[int] = field(default_factory=list)
+    __slots__ = ("text", "sents", "tokens", "pieces", "_sent_starts")
 
-    def __post_init__(self) -> None:
-        self.starts = [t.start for t in self.tokens]
-        self.sent_starts = [s for s, _ in self.sents]
+    def __init__(self, text: str, sents: list[tuple[int, int]], tokens: list[Tok]) -> None:
+        self.text = text
+        self.sents = sents
+        self.tokens = tokens
+        self.pieces: list[_Span] = []
+        self._sent_starts: list[int] | None = None
+
+    @property
+    def sent_starts(self) -> list[int]:
+        """Where the sentences start (made when first asked: only positional cues need it)."""
+        if self._sent_starts is None:
+            self._sent_starts = [s for s, _ in self.sents]
+        return self._sent_starts
 
     def sentence_at(self, i: int) -> tuple[int, int] | None:
         """The sentence containing offset ``i``."""
@@ -86,10 +97,6 @@ class _Ctx:
         if k >= 0 and self.sents[k][0] <= i < self.sents[k][1]:
             return self.sents[k]
         return None
-
-    def tokens_in(self, a: int, b: int) -> list[Tok]:
-        """Tokens starting in ``[a, b)``."""
-        return self.tokens[bisect.bisect_left(self.starts, a):bisect.bisect_left(self.starts, b)]
 
 
 def _is_generic(sentence: str) -> bool:
@@ -111,94 +118,127 @@ def _may_say_all(sentence: str) -> bool:
 
 def _segment(ctx: _Ctx, body: int) -> None:
     """Cut the caption into pieces, sentence by sentence (see the module docstring, step 3)."""
+    text = ctx.text
+    tokens = ctx.tokens
+    add = ctx.pieces.append
     group: tuple[str, ...] = ()  # labels that unlabeled text continues to describe
     opener_group: tuple[str, ...] = ()  # the last opener that was not a sub-label of the one before
     # Sentences without anchors, after the last anchor: span, group, and the sentence's (reference) tokens.
     free: list[tuple[int, int, tuple[str, ...], list[Tok]]] = []
-    last_anchor_sentence: list[Tok] = []
-    starts = ctx.starts
+    last_anchor_sentence: list[Tok] = _NO_TOKENS
+    # The tokens come in order of start, as the sentences do: one index walks them along, and the tokens
+    # of a sentence are those from where it stands to the first one at or after the sentence's end.
+    n = len(tokens)
+    i = 0
+    nxt = tokens[0].start if n else _NEVER
     for s, e in ctx.sents:
         if e <= body:
             continue
-        s = max(s, body)
-        lo = bisect.bisect_left(starts, s)
-        hi = bisect.bisect_left(starts, e, lo)
-        if lo == hi:  # most sentences name no panel
+        if s < body:
+            s = body
+        while nxt < s:  # a token before the sentence (before the body, or in a gap) belongs to none
+            i += 1
+            nxt = tokens[i].start if i < n else _NEVER
+        if nxt >= e:  # most sentences name no panel
             free.append((s, e, group, _NO_TOKENS))
             continue
-        toks = ctx.tokens[lo:hi]
-        anchors = [t for t in toks if t.role in ("open", "trail")]
+        lo = i
+        while nxt < e:
+            i += 1
+            nxt = tokens[i].start if i < n else _NEVER
+        toks = tokens[lo:i]
+        anchors = [t for t in toks if t.role == "open" or t.role == "trail"]
         if not anchors:
             refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
             if refs and not group:
-                ctx.pieces.append(_Piece(s, e, refs))
+                add((s, e, refs))
                 continue
             free.append((s, e, group, toks))
             continue
         for fs, fe, fg, _ in free:
-            ctx.pieces.append(_Piece(fs, fe, fg))
+            add((fs, fe, fg))
         free = []
-        c = s
-        last_labels = group
-        sub_only = True  # every anchor of the sentence refines the enclosing group
-        sub_openers = False
-        trailer_sets: set[tuple[str, ...]] = set()
-        prev_anchor: Tok | None = None
-        close_at, close_group = -1, group  # an opener inside "( … )" ends at its ")"
-        for t in anchors:
-            if 0 <= close_at <= t.start:
-                if close_at > c:
-                    ctx.pieces.append(_Piece(c, close_at, group))
-                    c = close_at
-                group = last_labels = close_group
-                close_at = -1
-            labels = tuple(t.labels)
-            is_sub = bool(opener_group) and set(labels) < set(opener_group) and t.start >= s
-            if t.role == "open":
-                if t.start > c:
-                    head = group
-                    if t is anchors[0] and not t.at_start and not is_sub and next_char(ctx.text, t.end).islower():
-                        head = labels  # "The case depicted in (E) and (F) has …": the sentence is theirs
-                    ctx.pieces.append(_Piece(c, t.start, head))
-                if not is_sub or t.at_start:
-                    opener_group = labels
-                    sub_only = False
-                else:
-                    sub_openers = True
-                if close_at < 0:
-                    close_at, close_group = _closing_paren(ctx.text, s, t.start, e), group
-                group = labels
-            else:
-                if prev_anchor is not None and prev_anchor.role == "open" and not is_sub:
-                    # "(C) X, whereas Y (D) …": D claims Y only, and never all of C's text.
-                    cut = _clause_start(ctx.text, c, t.start)
-                    ctx.pieces.append(_Piece(c, cut if cut > c else t.start, group))
-                    c = cut if cut > c else t.start
-                if t.start > c:
-                    ctx.pieces.append(_Piece(c, t.start, labels))
-                if not is_sub:
-                    group = labels
-                    sub_only = False
-                    trailer_sets.add(labels)
-            last_labels = labels
-            prev_anchor = t
-            c = t.end
-        if 0 <= close_at < e:
-            if close_at > c:
-                ctx.pieces.append(_Piece(c, close_at, group))
-                c = close_at
-            group = last_labels = close_group
-        if c < e:
-            tail_labels = last_labels if anchors[-1].role == "trail" else group
-            if anchors[-1].role == "trail" and set(last_labels) < set(opener_group):
-                tail_labels = opener_group  # "…wild-type (A), unc-116 (B), and … dendrite." → the group
-            ctx.pieces.append(_Piece(c, e, tail_labels))
-        if (sub_only or sub_openers) and opener_group:
-            group = opener_group  # sub-labels describe their sentence only
-        elif len(trailer_sets) >= 2 and not opener_group:
-            group = ()  # "X (A–D) and Y (E). Common text." enumerates; what follows is shared
+        group, opener_group = _anchored(text, s, e, anchors, group, opener_group, add)
         last_anchor_sentence = anchors
     _tail(ctx, free, group, _list_style(ctx, last_anchor_sentence))
+
+
+def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, ...],
+              opener_group: tuple[str, ...], add: Callable[[_Span], None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Cut a sentence that holds anchors (openers, trailers); gives the group and opener group after it."""
+    t = anchors[0]
+    if t.start == s and len(anchors) == 1 and t.role == "open":
+        # The usual sentence, "(B) Text …": what the loop below does with one opener at its start (no text
+        # before it, no "(" before it to close).
+        labels = tuple(t.labels)
+        if t.end < e:
+            add((t.end, e, labels))
+        if t.at_start or not (opener_group and set(labels) < set(opener_group)):
+            return labels, labels
+        return opener_group, opener_group  # a sub-label describes its sentence only
+    c = s
+    last_labels = group
+    sub_only = True  # every anchor of the sentence refines the enclosing group
+    sub_openers = False
+    trailer_sets: set[tuple[str, ...]] = set()
+    prev_anchor: Tok | None = None
+    close_at, close_group = -1, group  # an opener inside "( … )" ends at its ")"
+    for t in anchors:
+        if 0 <= close_at <= t.start:
+            if close_at > c:
+                add((c, close_at, group))
+                c = close_at
+            group = last_labels = close_group
+            close_at = -1
+        labels = tuple(t.labels)
+        # (t.start >= s always holds: the sentence's tokens start in it.)
+        is_sub = bool(opener_group) and set(labels) < set(opener_group)
+        if t.role == "open":
+            if t.start > c:
+                head = group
+                if t is anchors[0] and not t.at_start and not is_sub and next_char(text, t.end).islower():
+                    head = labels  # "The case depicted in (E) and (F) has …": the sentence is theirs
+                add((c, t.start, head))
+            if not is_sub or t.at_start:
+                opener_group = labels
+                sub_only = False
+            else:
+                sub_openers = True
+            if close_at < 0:
+                # (no "(" before the opener in its sentence: _closing_paren's depth is not positive)
+                close_at = _closing_paren(text, s, t.start, e) if text.find("(", s, t.start) >= 0 else -1
+                close_group = group
+            group = labels
+        else:
+            if prev_anchor is not None and prev_anchor.role == "open" and not is_sub:
+                # "(C) X, whereas Y (D) …": D claims Y only, and never all of C's text.
+                cut = _clause_start(text, c, t.start)
+                add((c, cut if cut > c else t.start, group))
+                c = cut if cut > c else t.start
+            if t.start > c:
+                add((c, t.start, labels))
+            if not is_sub:
+                group = labels
+                sub_only = False
+                trailer_sets.add(labels)
+        last_labels = labels
+        prev_anchor = t
+        c = t.end
+    if 0 <= close_at < e:
+        if close_at > c:
+            add((c, close_at, group))
+            c = close_at
+        group = last_labels = close_group
+    if c < e:
+        tail_labels = last_labels if anchors[-1].role == "trail" else group
+        if anchors[-1].role == "trail" and set(last_labels) < set(opener_group):
+            tail_labels = opener_group  # "…wild-type (A), unc-116 (B), and … dendrite." → the group
+        add((c, e, tail_labels))
+    if (sub_only or sub_openers) and opener_group:
+        group = opener_group  # sub-labels describe their sentence only
+    elif len(trailer_sets) >= 2 and not opener_group:
+        group = ()  # "X (A–D) and Y (E). Common text." enumerates; what follows is shared
+    return group, opener_group
 
 
 def _closing_paren(text: str, s: int, i: int, e: int) -> int:
@@ -227,6 +267,8 @@ def _clause_start(text: str, a: int, b: int) -> int:
 
 def _list_style(ctx: _Ctx, anchors: list[Tok]) -> bool:
     """The last labeled sentence enumerates short items ("(a) negative, (b) weak, (c) strong.")."""
+    if len(anchors) < 2:
+        return False  # fewer than two openers
     openers = [t for t in anchors if t.role == "open"]
     if len(openers) < 2:
         return False
@@ -238,16 +280,17 @@ def _tail(ctx: _Ctx, free: list[tuple[int, int, tuple[str, ...], list[Tok]]], la
           list_style: bool) -> None:
     """Sentences after the last labeled one: the last group's, a referenced panel's, or shared."""
     shared = list_style or not labels
+    add = ctx.pieces.append
     for s, e, _, refs in free:
         if refs:
             named = {lab for t in refs for lab in t.labels}
             ref_labels = tuple(sorted(named, key=label_order)) if named - set(labels) else ()
             if ref_labels:
-                ctx.pieces.append(_Piece(s, e, ref_labels))
+                add((s, e, ref_labels))
                 continue
         if not shared and _is_generic(ctx.text[s:e]):
             shared = True
-        ctx.pieces.append(_Piece(s, e, () if shared else labels))
+        add((s, e, () if shared else labels))
 
 
 def _clean(text: str, a: int, b: int) -> tuple[int, int]:
@@ -256,6 +299,11 @@ def _clean(text: str, a: int, b: int) -> tuple[int, int]:
         a += 1
     if a < b and text[a] not in _LEAD_CHARS and text[b - 1] not in _TAIL_STOP and text[b:b + 1] != ")":
         return a, b  # the usual span: nothing to trim at either end, no bracket to keep
+    return _trim(text, a, b)
+
+
+def _trim(text: str, a: int, b: int) -> tuple[int, int]:
+    """``_clean`` after its first space and its fast exit."""
     while a < b and text[a] in _LEAD_CHARS:
         a += 1
     while b > a:
@@ -281,41 +329,39 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
     if not cues:  # most captions name no place
         return out
     cue_starts = [t.start for t in cues]
-    for p in ctx.pieces:
-        inside = cues[bisect.bisect_left(cue_starts, p.start):bisect.bisect_left(cue_starts, p.end)]
+    for ps, pe, plabels in ctx.pieces:
+        inside = cues[bisect.bisect_left(cue_starts, ps):bisect.bisect_left(cue_starts, pe)]
         for k, t in enumerate(inside):
-            nxt = inside[k + 1].start if k + 1 < len(inside) else p.end
+            nxt = inside[k + 1].start if k + 1 < len(inside) else pe
             sent = ctx.sentence_at(t.start)
             if t.role == "open":
                 a, b = t.end, nxt
                 colon = ctx.text[t.end - 1:t.end] in ":,)"
                 if not colon:
                     a = t.start
-                    b = min(b, sent[1] if sent else p.end)
+                    b = min(b, sent[1] if sent else pe)
                 elif k + 1 == len(inside):
                     b = _before_generic(ctx, a, b)
             else:
-                floor = inside[k - 1].end if k else p.start
+                floor = inside[k - 1].end if k else ps
                 semi = ctx.text.rfind(";", floor, t.start)
-                a, b = max(floor, sent[0] if sent else p.start, semi + 1), t.start
+                a, b = max(floor, sent[0] if sent else ps, semi + 1), t.start
             if b > a and ctx.text[a:b].strip(" ,;:."):
-                out.append(_Piece(a, b, p.labels, (t.position,), min(a, t.start), max(b, t.end)))
+                out.append(_Piece(a, b, plabels, (t.position,), min(a, t.start), max(b, t.end)))
     return out
 
 
-def _merge_pieces(text: str, pieces: list[_Piece]) -> list[_Piece]:
-    """Join neighbouring pieces about the same labels (only spaces between them). Plain pieces are extended
-    in place: the caller hands ``pieces`` over."""
-    out: list[_Piece] = []
-    for p in sorted(pieces, key=_BY_START):
-        if out and out[-1].labels == p.labels and not text[out[-1].end:p.start].strip():
+def _merge_pieces(text: str, pieces: list[_Span]) -> list[_Span]:
+    """Join neighbouring pieces about the same labels (only spaces between them), in order of start."""
+    out: list[_Span] = []
+    for p in sorted(pieces, key=_FIRST):
+        if out:
             last = out[-1]
-            if last.positions or last.hole_start is not None or last.hole_end is not None:
-                out[-1] = _Piece(last.start, max(last.end, p.end), p.labels)
-            else:  # a plain piece (as _segment cuts them; the caller drops its list) is extended in place
-                last.end = max(last.end, p.end)
-        else:
-            out.append(p)
+            if last[2] == p[2] and (p[0] <= last[1] or not text[last[1]:p[0]].strip()):
+                if p[1] > last[1]:
+                    out[-1] = (last[0], p[1], last[2])
+                continue
+        out.append(p)
     return out
 
 
@@ -329,38 +375,52 @@ def _before_generic(ctx: _Ctx, a: int, b: int) -> int:
     return b
 
 
-def _carve(pieces: list[_Piece], holes: list[_Piece]) -> list[_Piece]:
+def _carve(pieces: list[_Span], holes: list[_Piece]) -> list[_Span]:
     """Remove positional spans from shared pieces (text about one place is not about all panels)."""
     if not holes:  # nothing to cut: the pieces as the loop below would give them (empty shared ones dropped)
-        return [p for p in pieces if p.labels or p.start < p.end]
-    out: list[_Piece] = []
+        return [p for p in pieces if p[2] or p[0] < p[1]]
+    out: list[_Span] = []
     for p in pieces:
-        if p.labels:
+        if p[2]:
             out.append(p)
             continue
+        ps, pe, _ = p
         cuts = sorted((h.start if h.hole_start is None else h.hole_start, h.end if h.hole_end is None else h.hole_end)
-                      for h in holes if not h.labels and h.start < p.end and p.start < h.end)
-        c = p.start
+                      for h in holes if not h.labels and h.start < pe and ps < h.end)
+        c = ps
         for a, b in cuts:
             if a > c:
-                out.append(_Piece(c, a, ()))
+                out.append((c, a, ()))
             c = max(c, b)
-        if c < p.end:
-            out.append(_Piece(c, p.end, ()))
+        if c < pe:
+            out.append((c, pe, ()))
     return out
 
 
-def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
+def _build(text: str, pieces: list[tuple]) -> CaptionSplit:
+    """The split made of ``pieces`` in order of start: ``(start, end, labels)``, or for a positional
+    piece ``(start, end, labels, positions)``. Each is cleaned (``_clean``); one without a word character
+    is dropped."""
     shared: list[str] = []
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
-    for p in sorted(pieces, key=_BY_START):
-        a, b = _clean(text, p.start, p.end)
-        if b <= a or _WORD_CHAR.search(text, a, b) is None:
-            continue
-        if not p.labels and not p.positions:
+    for p in pieces:
+        a = p[0]
+        b = p[1]
+        if a < b and text[a] == " ":
+            a += 1
+        if a < b and text[a] not in _LEAD_CHARS and text[b - 1] not in _TAIL_STOP and text[b:b + 1] != ")":
+            # _clean's usual span; a word character first is the usual proof that it holds one
+            if not text[a].isalnum() and text[a] != "_" and _WORD_CHAR.search(text, a, b) is None:
+                continue
+        else:
+            a, b = _trim(text, a, b)
+            if b <= a or _WORD_CHAR.search(text, a, b) is None:
+                continue
+        positions = p[3] if len(p) > 3 else ()
+        if not p[2] and not positions:
             shared.append(text[a:b])
             continue
-        key = (_label_key(p.labels), p.positions)
+        key = (_label_key(p[2]), positions)
         spans = groups.get(key)
         if spans is None:
             groups[key] = [(a, b)]
@@ -368,12 +428,20 @@ def _build(text: str, pieces: list[_Piece]) -> CaptionSplit:
             spans[-1] = (spans[-1][0], max(spans[-1][1], b))
         else:
             spans.append((a, b))
-    subs = [Subcaption(list(labels), " ".join([text[a:b] for a, b in spans]), [[a, b] for a, b in spans],
-                       list(positions))
-            for (labels, positions), spans in groups.items()]
+    subs = [_subcaption(text, labels, positions, spans) for (labels, positions), spans in groups.items()]
     if len(subs) > 1:
         subs.sort(key=_sub_order)
     return CaptionSplit(" ".join(shared), subs)
+
+
+def _subcaption(text: str, labels: tuple[str, ...], positions: tuple[str, ...],
+                spans: list[tuple[int, int]]) -> Subcaption:
+    """One subcaption from its spans (most have one)."""
+    if len(spans) == 1:
+        a, b = spans[0]
+        return Subcaption(list(labels), text[a:b], [[a, b]], list(positions))
+    return Subcaption(list(labels), " ".join([text[a:b] for a, b in spans]), [[a, b] for a, b in spans],
+                      list(positions))
 
 
 def _sub_order(sub: Subcaption) -> tuple[int, int]:
@@ -402,20 +470,27 @@ def split_caption(caption: str) -> CaptionSplit:
     positions = find_positions(text, body, refs=False, low=low)  # _positional uses openers and trailers only
     if not tokens and not any(t.role in ("open", "trail") for t in positions):
         return _build(text, _shared_pieces(text, sents))
-    assign_roles(text, body, tokens, {s for s, _ in sents})
+    assign_roles(text, body, tokens, set(map(_FIRST, sents)))
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx, body)
-    ctx.pieces = _merge_pieces(text, ctx.pieces)
+    pieces = ctx.pieces = _merge_pieces(text, ctx.pieces)
     extra = _positional(ctx, positions)
-    pieces = _carve(ctx.pieces, extra) + extra
-    return _build(text, pieces)
+    if not extra:
+        # _carve without holes only drops empty shared pieces, which _build drops too (_clean keeps a span
+        # empty); the merged pieces are in order of start.
+        return _build(text, pieces)
+    both: list[tuple] = _carve(pieces, extra)
+    both += [(p.start, p.end, p.labels, p.positions) for p in extra]
+    both.sort(key=_FIRST)  # stable: as the carved pieces, then the positional ones, were sorted by start
+    return _build(text, both)
 
 
-def _shared_pieces(text: str, sents: list[tuple[int, int]]) -> list[_Piece]:
+def _shared_pieces(text: str, sents: list[tuple[int, int]]) -> list[_Span]:
     """The pieces of a caption that names no panel and no place: every sentence is shared (what
     ``_segment`` and ``_tail`` give when no sentence holds a label token), joined as ``_merge_pieces``
-    joins them."""
-    return _merge_pieces(text, [_Piece(s, e, ()) for s, e in sents])
+    joins them: into one, as only whitespace stands between two sentences (``sentence_spans`` trims
+    nothing else)."""
+    return [(sents[0][0], sents[-1][1], ())] if sents else []
 
 
 def label_spans(split: CaptionSplit, label: str) -> list[list[int]]:
