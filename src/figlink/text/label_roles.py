@@ -62,14 +62,16 @@ def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
     for t in tokens:
         if out:
             prev = out[-1]
-            gap = text[prev.end:t.start]
-            m = _JOIN.fullmatch(gap) if len(gap) <= 8 else None
-            if m is not None and prev.forms <= _MERGEABLE and t.form in _MERGEABLE and not prev.note:
+            # (The gap text[prev.end:t.start] is at most 8 characters long where t.start - prev.end <= 8.)
+            m = _JOIN.fullmatch(text[prev.end:t.start]) \
+                if t.start - prev.end <= 8 and t.form in _MERGEABLE and not prev.note \
+                and prev.forms <= _MERGEABLE else None
+            if m is not None:
                 sep = (m.group("sep") or "").lower()
                 if sep and (sep in _DASH or sep in ("to", "through")):
-                    prev.labels = prev.labels[:-1] + _range(prev.labels[-1], t.labels[0]) + t.labels[1:]
+                    prev.labels = prev.labels[:-1] + _range(prev.labels[-1], t.labels[0]) + list(t.labels[1:])
                 else:
-                    prev.labels = prev.labels + t.labels
+                    prev.labels = prev.labels + list(t.labels)
                 prev.end = t.end
                 prev.forms.add(t.form)
                 prev.note = t.note
@@ -193,7 +195,7 @@ def _inline_role(text: str, t: Tok, last: Tok | None, fresh: bool, sub: bool, ma
     return "trail" if may_trail else "ref"
 
 
-def _opens_clause(text: str, i: int, body: int, sent_starts: set[int]) -> bool:
+def _opens_clause(text: str, i: int, body: int, sent_starts: "set[int] | list[int]") -> bool:
     """Where a dot/colon label may stand: a sentence or clause start, after "; and", or after a one-word
     heading opening the sentence ("Genotypes A: …")."""
     prev, j = _prev_char(text, i, body)
@@ -204,13 +206,9 @@ def _opens_clause(text: str, i: int, body: int, sent_starts: set[int]) -> bool:
                               or _prev_char(text, m.start(), body)[0] in ".!?;:,")
 
 
-def _case_of(t: LabelToken) -> str:
-    """"upper" or "lower" when the token's single letters are all of that case, else ""."""
-    return _case_of_atoms(tuple(t.raw))
-
-
 @functools.lru_cache(maxsize=1024)
 def _case_of_atoms(raw: tuple[str, ...]) -> str:
+    """"upper" or "lower" when a token's single letters (``raw``, its atoms) are all of that case, else ""."""
     letters = [a for a in raw if a[:1].isalpha() and len(a.rstrip("'\u2032\u2019")) == 1]
     if not letters:
         return ""
@@ -231,13 +229,13 @@ def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
     wins (a comma label such as "a, B0213.7;" counts half: legends look the same), then the one whose
     labels form the longer panel sequence, then the case of the first label.
     """
-    cases = [_case_of(t) for t in tokens]
+    cases = [_case_of_atoms(t.raw) for t in tokens]
+    if "upper" not in cases or "lower" not in cases:
+        return tokens
     by_case: dict[str, list[LabelToken]] = {"upper": [], "lower": []}
     for t, case in zip(tokens, cases):
         if case:
             by_case[case].append(t)
-    if not by_case["upper"] or not by_case["lower"]:
-        return tokens
     letters = {c: {lab for t in ts for lab in t.labels} for c, ts in by_case.items()}
     if not letters["upper"] & letters["lower"]:
         if letters["upper"] | letters["lower"] <= accepted_labels(by_case["upper"] + by_case["lower"]):
@@ -261,18 +259,22 @@ def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: s
     masked = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body] if maybe else []
     starts = [s for s, _ in sents]
     raw = raw_label_tokens(text, body, None, masked, starts, low)
-    start_set = set(starts)
+    if not raw:
+        return []
     raw = [t for t in raw if not (t.form in ("dot", "colon") or any(map(str.isdigit, t.raw)))
-           or _opens_clause(text, t.start, body, start_set)]
+           or _opens_clause(text, t.start, body, starts)]
     raw = _one_case(raw)
-    bare = [t for t in raw if t.form == "bare"]
-    bare_letters = {t.labels[0] for t in bare}
-    if not {"a", "b"} <= bare_letters:
-        raw = [t for t in raw if t.form != "bare"]
+    if any(t.form == "bare" for t in raw):
+        bare_letters = {t.labels[0] for t in raw if t.form == "bare"}
+        if not {"a", "b"} <= bare_letters:
+            raw = [t for t in raw if t.form != "bare"]
     merged = _merge(text, raw)
     keep = accepted_label_set(frozenset(lab for t in merged for lab in t.labels))
     kept: list[Tok] = []
     for t in merged:
+        if keep.issuperset(t.labels):
+            kept.append(t)
+            continue
         labels = [lab for lab in t.labels if lab in keep]
         if labels:
             t.labels = labels

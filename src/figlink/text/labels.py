@@ -59,14 +59,17 @@ _POS_IN_ITEM = re.compile(_POS, re.I)
 
 @dataclass(slots=True)
 class LabelToken:
-    """A place where the caption names panels: its span, the panels, and how it is written."""
+    """A place where the caption names panels: its span, the panels, and how it is written.
+
+    The label tuples are shared with the cache of parsed label lists (``_parse_listing``): never mutated.
+    """
 
     start: int
     end: int
-    labels: list[str]
+    labels: tuple[str, ...]
     form: str  # paren | half | dot | colon | bare | panel
-    positions: list[str] = field(default_factory=list)
-    raw: list[str] = field(default_factory=list)  # atoms as written, before the sequence check
+    positions: tuple[str, ...] = ()
+    raw: tuple[str, ...] = ()  # atoms as written, before the sequence check
     note: bool = False  # "(C, in red, 200*)": the parenthesis carries more than labels
     comma: bool = False  # written "A, text" (weaker evidence than "(A)": legends look the same)
 
@@ -138,7 +141,8 @@ def _valid_atoms(atoms: list[str]) -> bool:
     return True
 
 
-# What a label list reads as, by its text and form: (labels, form, positions, raw atoms, note, comma).
+# What a label list reads as, by its text and form: the fields of its LabelToken after the span
+# (labels, form, positions, raw atoms, note, comma).
 _Parsed = tuple[tuple[str, ...], str, tuple[str, ...], tuple[str, ...], bool, bool]
 
 
@@ -149,9 +153,8 @@ def _token(m: re.Match[str], form: str) -> LabelToken | None:
     parsed = _parse_listing(m.group("list"), form, bool(note_text), punct)
     if parsed is None:
         return None
-    labels, form, positions, raw, note, comma = parsed
     start, end = m.span()
-    return LabelToken(start, end, list(labels), form, list(positions), list(raw), note, comma)
+    return LabelToken(start, end, *parsed)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -229,27 +232,50 @@ def _scan_panel_words(text: str, low: str, start: int, end: int,
     return out
 
 
+# A ")" after a run of one to four letters, digits or primes ("a)", "iv)", "B')"): where _scan_half's walk
+# back succeeds (the look-behinds see before the scan's start, so a ")" within four characters of the
+# start is checked apart). The literal ")" first lets the regex engine skip ahead to one.
+_HALF_HINT = re.compile(r"\)(?<=(?:[^\W_]|['\u2032\u2019])\))(?<!(?:[^\W_]|['\u2032\u2019]){5}\))")
+
+
+# "(…)" with no parenthesis inside and at most 195 characters between: its ")" closes a note for
+# _closes_note, whatever word comes before it (the "(" lies within 200 characters of that word).
+_PAIRED = re.compile(r"\([^()]{0,195}\)")
+
+
 def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """"a)", "A and B)": looked for only before each closing parenthesis."""
+    """"a)", "A and B)": looked for only before a closing parenthesis that follows a short word."""
     out: list[LabelToken] = []
+    if end == len(text) and text.count(")", start) == len(_PAIRED.findall(text, start)):
+        # Every ")" from ``start`` on ends a _PAIRED match found from ``start`` on (each match holds one
+        # ")"), so every ")" closes a note and none ends a half label.
+        return out
     closed = {b - 1 for _, b in taken}
-    i = text.find(")", start, end)
-    while i != -1:
-        # A ")" that ends a token already found is not looked at again, nor one after a word of five or
-        # more letters (the walk below would pass four characters).
-        if i not in closed and not (i - 5 >= start and text[i - 5:i].isalnum()):
-            j = i
-            lo = max(start, i - 6)  # the walk stops after six characters
-            while j > lo and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
-                j -= 1
-            if 0 < i - j <= 4 and (j == start or not text[j - 1].isalnum()) and not _closes_note(text, start, j):
-                m = _HALF_END.search(text, max(start, i - 40), i + 1)
-                if m is not None and _free(m, taken):
-                    tok = _token(m, "half")
-                    if tok is not None:
-                        out.append(tok)
-        i = text.find(")", i + 1, end)
+    near = [i for i in range(start, min(end, start + 5)) if text[i] == ")"]
+    hinted = [m.start() for m in _HALF_HINT.finditer(text, start + 5, end)] if end > start + 5 else []
+    for i in near + hinted:
+        # A ")" that ends a token already found is not looked at again.
+        if i in closed:
+            continue
+        j = _word_before(text, start, i)
+        if j < 0 or _closes_note(text, start, j):
+            continue
+        m = _HALF_END.search(text, max(start, i - 40), i + 1)
+        if m is not None and _free(m, taken):
+            tok = _token(m, "half")
+            if tok is not None:
+                out.append(tok)
     return out
+
+
+def _word_before(text: str, start: int, i: int) -> int:
+    """Where the word of one to four letters, digits or primes before ``i`` starts (at ``start`` or after
+    a character that is none of these); -1 when there is none (the walk stops after six characters)."""
+    j = i
+    lo = max(start, i - 6)
+    while j > lo and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
+        j -= 1
+    return j if 0 < i - j <= 4 and (j == start or not text[j - 1].isalnum()) else -1
 
 
 def _closes_note(text: str, start: int, j: int) -> bool:
@@ -257,7 +283,7 @@ def _closes_note(text: str, start: int, j: int) -> bool:
     return text.rfind("(", max(start, j - 200), j) > text.rfind(")", max(start, j - 200), j)
 
 
-def _dot_label_tokens(text: str, starts: list[int], taken: list[tuple[int, int]]) -> list[LabelToken]:
+def _dot_label_tokens(text: str, starts: "list[int] | set[int]", taken: list[tuple[int, int]]) -> list[LabelToken]:
     """``_PUNCT`` tokens ("A.", "b:", "A and C:") matched at each of ``starts`` (clause starts)."""
     out: list[LabelToken] = []
     for s in starts:
@@ -274,11 +300,31 @@ def _dot_label_tokens(text: str, starts: list[int], taken: list[tuple[int, int]]
     return out
 
 
+def _clause_dot_tokens(hits: "list[re.Match[str]]", taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """Tokens of the dot labels that ``_LABEL_CLAUSE_END`` matches found after clause ends (its look-ahead
+    is ``_PUNCT`` itself, groups included, so the label needs no second match)."""
+    out: list[LabelToken] = []
+    for m in hits:
+        s, e = m.end(), m.end("p")
+        if any(a < e and s < b for a, b in taken):
+            continue
+        parsed = _parse_listing(m.group("list"), "dot", False, m.group("p"))
+        if parsed is not None:
+            out.append(LabelToken(s, e, *parsed))
+    return out
+
+
 # "[;,] and|or " or "[.;:!?(] ", written with one leading character class so the regex engine can skip
 # ahead to a punctuation mark instead of trying every position.
 _CLAUSE_END = re.compile(r"[.;:!?(,](?:(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)")
-# The clause ends where _PUNCT matches (the atomic group keeps each end where _CLAUSE_END puts it).
-_LABEL_CLAUSE_END = re.compile(rf"[.;:!?(,](?>(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)(?={_PUNCT.pattern})")
+# The clause ends where _PUNCT matches (the atomic group keeps each end where _CLAUSE_END puts it), with
+# _PUNCT's groups. Before _PUNCT, a cheaper test of what it needs: its list opens with an atom, and after
+# the atom (and spaces) comes a position word ("top", "left", …, from _POS), a separator ("and", "or",
+# "to", "through", "&", ",", ";", a dash, from _SEP) or the closing ".", ":" or ","; so one of the
+# characters in the class below. (An atom matches one way only where anything can follow it, so the
+# atomic group loses nothing.) Most clause ends ("(n = 3)", "The", "0.05)") fail there.
+_LABEL_CLAUSE_END = re.compile(rf"[.;:!?(,](?>(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)"
+                               rf"(?=(?>{_ATOM})\s*+[{_DASH},;&.:aotbulmcri])(?={_PUNCT.pattern})")
 _HEADING_WORD = re.compile(r"[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)")  # "Genotypes A: …"
 
 
@@ -296,7 +342,7 @@ def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) ->
         nxt = text[m.end():m.end() + 1]
         if letter.isupper() and not (nxt.isupper() or nxt.isdigit()):
             continue
-        out.append(LabelToken(m.start(), m.end(), [letter.lower()], "bare", [], [letter]))
+        out.append(LabelToken(m.start(), m.end(), (letter.lower(),), "bare", (), (letter,)))
     return out
 
 
@@ -308,33 +354,48 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     Bare letters are looked for only at ``sentence_starts``. ``low`` is ``text.lower()`` when the caller
     has it already."""
     stop = len(text) if end is None else end
-    masked = list(masked or [])
+    taken = list(masked or [])
     sentence_starts = list(sentence_starts or [])
-    # Clause ends where no dot/colon label opens are left out at once when the scan runs to the end of
-    # the text (there the look-ahead sees what _PUNCT.match sees).
-    clause_end = _LABEL_CLAUSE_END if stop == len(text) else _CLAUSE_END
-    base = {m.end() for m in clause_end.finditer(text, start, stop)}
-    base.update(sentence_starts)
-    base.add(start)
-    headed = {m.end() for m in (_HEADING_WORD.match(text, i) for i in sentence_starts + [start] if i < stop)
-              if m is not None} if ":" in text else set()  # a heading comes before "A:"
-    clause_starts = sorted(base | headed)
     if low is None:
         low = text.lower()
-    tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, masked) \
-        if "(" in text and ("panel" in low or "image" in low) else []
-    taken = masked + [(t.start, t.end) for t in tokens]
+    tokens: list[LabelToken] = []
     if "(" in text:
-        tokens += _scan(_PAREN, "paren", text, start, stop, taken)
-        taken = masked + [(t.start, t.end) for t in tokens]
-    words = _scan_panel_words(text, low, start, stop, taken) if "anel" in text else []
-    taken += [(t.start, t.end) for t in words]
+        if "panel" in low or "image" in low:
+            tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, taken)
+            taken += [(t.start, t.end) for t in tokens]
+        paren = _scan(_PAREN, "paren", text, start, stop, taken)
+        taken += [(t.start, t.end) for t in paren]
+        tokens += paren
+    if "anel" in text:
+        words = _scan_panel_words(text, low, start, stop, taken)
+        taken += [(t.start, t.end) for t in words]
+        tokens += words
     half = _scan_half(text, start, stop, taken)
     taken += [(t.start, t.end) for t in half]
-    punct = _dot_label_tokens(text, [c for c in clause_starts if c < stop], taken)
+    tokens += half
+    # Dot/colon labels open clauses: after a clause end, at a sentence start, at ``start``, and after a
+    # heading word that opens a sentence ("Genotypes A: …").
+    opening = sentence_starts + [start]
+    heads = [m.end() for m in (_HEADING_WORD.match(text, i) for i in opening if i < stop) if m is not None] \
+        if ":" in text else []
+    if stop == len(text):
+        # The scan runs to the end of the text, so its look-ahead sees what _PUNCT.match sees: its hits
+        # are the clause ends where a dot label opens, read at once.
+        hits = list(_LABEL_CLAUSE_END.finditer(text, start))
+        found = {m.end() for m in hits}
+        others = {s for s in opening + heads if s < stop and s not in found}
+        punct = _clause_dot_tokens(hits, taken) + _dot_label_tokens(text, others, taken)
+    else:
+        others = {m.end() for m in _CLAUSE_END.finditer(text, start, stop)}
+        others.update(s for s in opening + heads if s < stop)
+        punct = _dot_label_tokens(text, [s for s in others if s < stop], taken)
     taken += [(t.start, t.end) for t in punct]
-    bare = _bare_tokens(text, sentence_starts, taken)
-    return sorted(tokens + words + half + punct + bare, key=_BY_START)
+    tokens += punct
+    tokens += _bare_tokens(text, sentence_starts, taken)
+    # Every token is kept only clear of the tokens of earlier kinds, and dot labels start at distinct
+    # places, so no two tokens start at the same place and this order is the only one.
+    tokens.sort(key=_BY_START)
+    return tokens
 
 
 def _letter_index(label: str) -> int | None:
