@@ -250,15 +250,28 @@ def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
     return [t for t, case in zip(tokens, cases) if case in ("", keep)]
 
 
+def _raw_outside_mentions(text: str, body: int, starts: list[int], low: str) -> list[LabelToken]:
+    """``raw_label_tokens`` after ``body`` with the figure mentions masked, which are looked for only when
+    needed: with no mask, each candidate token is kept when it parses and is clear of the tokens kept
+    before it; a mask only drops candidates that overlap it. So when no token found without masks overlaps
+    a mention, masking changes nothing (each phase keeps the same tokens, by induction), and the tokens
+    found without masks are the answer; this is nearly always so."""
+    raw = raw_label_tokens(text, body, None, None, starts, low)
+    if not raw or not ("fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)):
+        return raw
+    masked = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body]
+    if any(a < t.end and t.start < b for t in raw for a, b in masked):
+        return raw_label_tokens(text, body, None, masked, starts, low)
+    return raw
+
+
 def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: str | None = None) -> list[Tok]:
     """Panel-label tokens of ``text`` after its figure index ends at ``body``, merged and filtered (see the
     module docstring); ``sents`` are its sentence spans, ``low`` is ``text.lower()`` when known."""
     if low is None:
         low = text.lower()
-    maybe = "fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)
-    masked = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body] if maybe else []
     starts = [s for s, _ in sents]
-    raw = raw_label_tokens(text, body, None, masked, starts, low)
+    raw = _raw_outside_mentions(text, body, starts, low)
     if not raw:
         return []
     raw = [t for t in raw if not (t.form in ("dot", "colon") or any(map(str.isdigit, t.raw)))

@@ -301,8 +301,8 @@ def _dot_label_tokens(text: str, starts: "list[int] | set[int]", taken: list[tup
 
 
 def _clause_dot_tokens(hits: "list[re.Match[str]]", taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """Tokens of the dot labels that ``_LABEL_CLAUSE_END`` matches found after clause ends (its look-ahead
-    is ``_PUNCT`` itself, groups included, so the label needs no second match)."""
+    """Tokens of the dot labels found after clause ends by ``_clause_label_hits`` (the scans' look-ahead is
+    ``_PUNCT`` itself, groups included, so a label needs no second match)."""
     out: list[LabelToken] = []
     for m in hits:
         s, e = m.end(), m.end("p")
@@ -317,14 +317,39 @@ def _clause_dot_tokens(hits: "list[re.Match[str]]", taken: list[tuple[int, int]]
 # "[;,] and|or " or "[.;:!?(] ", written with one leading character class so the regex engine can skip
 # ahead to a punctuation mark instead of trying every position.
 _CLAUSE_END = re.compile(r"[.;:!?(,](?:(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)")
-# The clause ends where _PUNCT matches (the atomic group keeps each end where _CLAUSE_END puts it), with
-# _PUNCT's groups. Before _PUNCT, a cheaper test of what it needs: its list opens with an atom, and after
-# the atom (and spaces) comes a position word ("top", "left", …, from _POS), a separator ("and", "or",
-# "to", "through", "&", ",", ";", a dash, from _SEP) or the closing ".", ":" or ","; so one of the
-# characters in the class below. (An atom matches one way only where anything can follow it, so the
-# atomic group loses nothing.) Most clause ends ("(n = 3)", "The", "0.05)") fail there.
-_LABEL_CLAUSE_END = re.compile(rf"[.;:!?(,](?>(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)"
-                               rf"(?=(?>{_ATOM})\s*+[{_DASH},;&.:aotbulmcri])(?={_PUNCT.pattern})")
+# A clause end where _PUNCT matches, with _PUNCT's groups. Before _PUNCT, a cheaper test of what it needs:
+# its list opens with an atom, and after the atom (and spaces) comes a position word ("top", "left", …,
+# from _POS), a separator ("and", "or", "to", "through", "&", ",", ";", a dash, from _SEP) or the closing
+# ".", ":" or ","; so one of the characters in the class below. The atom is tested in a looser form (any
+# run of up to four of i, v, x for a roman numeral) that ends where _ATOM ends wherever _PUNCT can go on
+# after it (a run followed by no letter), and the atomic group loses nothing for the same reason. Most
+# clause ends ("(n = 3)", "The", "0.05)") fail this test.
+_OPENS_DOT_LABEL = (rf"(?=(?>[A-Za-z](?![A-Za-z])['\u2032\u2019]{{0,2}}|[ivxIVX]{{1,4}}(?![A-Za-z])"
+                    rf"|[a-z]{{2}}(?![A-Za-z])|\d{{1,2}}(?!\d))\s*+[{_DASH},;&.:aotbulmcri])(?={_PUNCT.pattern})")
+# One scan per punctuation mark of _CLAUSE_END (a literal first character lets the regex engine skip
+# ahead much faster than a character class does); the atomic groups keep each end where _CLAUSE_END
+# puts it.
+_LABEL_CLAUSE_ENDS = (
+    (".", re.compile(rf"\.\s*+{_OPENS_DOT_LABEL}")),
+    ("(", re.compile(rf"\(\s*+{_OPENS_DOT_LABEL}")),
+    (",", re.compile(rf",(?>\s*(?:and|or)\s+){_OPENS_DOT_LABEL}")),
+    (";", re.compile(rf";(?>\s*(?:and|or)\s+|\s*){_OPENS_DOT_LABEL}")),
+    (":", re.compile(rf":\s*+{_OPENS_DOT_LABEL}")),
+    ("!", re.compile(rf"!\s*+{_OPENS_DOT_LABEL}")),
+    ("?", re.compile(rf"\?\s*+{_OPENS_DOT_LABEL}")),
+)
+
+
+def _clause_label_hits(text: str, start: int) -> "list[re.Match[str]]":
+    """The clause ends from ``start`` on (as ``_CLAUSE_END`` finds them) where ``_PUNCT`` matches, as
+    matches that end there and carry ``_PUNCT``'s groups; not in order."""
+    hits: list[re.Match[str]] = []
+    for mark, pattern in _LABEL_CLAUSE_ENDS:
+        if mark in text:
+            hits += pattern.finditer(text, start)
+    return hits
+
+
 _HEADING_WORD = re.compile(r"[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)")  # "Genotypes A: …"
 
 
@@ -381,7 +406,7 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     if stop == len(text):
         # The scan runs to the end of the text, so its look-ahead sees what _PUNCT.match sees: its hits
         # are the clause ends where a dot label opens, read at once.
-        hits = list(_LABEL_CLAUSE_END.finditer(text, start))
+        hits = _clause_label_hits(text, start)
         found = {m.end() for m in hits}
         others = {s for s in opening + heads if s < stop and s not in found}
         punct = _clause_dot_tokens(hits, taken) + _dot_label_tokens(text, others, taken)
