@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from itertools import chain
 
 from figlink.text.labels import LabelToken, accepted_label_set, accepted_labels, raw_label_tokens
 from figlink.text.mentions import expand_letters, find_mentions
@@ -30,6 +31,7 @@ _SENTENCE_BREAK = re.compile(r"[.!?;]\s")
 _IMAGE_NUMBER = re.compile(r"images?\s*\d")
 _SPACES = frozenset(" \t\n\u00a0")  # what _prev_char and next_char skip
 _MERGEABLE = frozenset({"paren", "half", "panel", "panelparen"})
+_CLAUSE_FORMS = frozenset({"dot", "colon"})
 _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
 
 
@@ -207,29 +209,31 @@ def _opens_clause(text: str, i: int, body: int, sent_starts: "set[int] | list[in
 
 
 @functools.lru_cache(maxsize=1024)
-def _case_of_atoms(raw: tuple[str, ...]) -> str:
-    """"upper" or "lower" when a token's single letters (``raw``, its atoms) are all of that case, else ""."""
+def _atom_traits(raw: tuple[str, ...]) -> tuple[str, bool]:
+    """Of a token's atoms (``raw``): "upper" or "lower" when its single letters are all of that case, else
+    ""; and whether one of them is a number."""
+    digits = any(map(str.isdigit, raw))
     letters = [a for a in raw if a[:1].isalpha() and len(a.rstrip("'\u2032\u2019")) == 1]
     if not letters:
-        return ""
+        return "", digits
     if all(a.isupper() for a in letters):
-        return "upper"
-    return "lower" if all(a.islower() for a in letters) else ""
+        return "upper", digits
+    return ("lower" if all(a.islower() for a in letters) else ""), digits
 
 
 def _is_comma_label(t: LabelToken) -> bool:
     return t.form == "colon" and t.comma
 
 
-def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
+def _one_case(tokens: list[LabelToken], cases: list[str]) -> list[LabelToken]:
     """Keep the letter labels of one case: a caption labels its panels in one case, so with "(A)", "(B)"
     the "(i)" and "(c)" of "dense arbor (i) … output arbor (c)" name something else.
 
     Both cases stay when they complete each other ("(A, B) … c-d) …"). Otherwise the case with more votes
     wins (a comma label such as "a, B0213.7;" counts half: legends look the same), then the one whose
-    labels form the longer panel sequence, then the case of the first label.
+    labels form the longer panel sequence, then the case of the first label. ``cases`` are the tokens'
+    letter cases (``_atom_traits``).
     """
-    cases = [_case_of_atoms(t.raw) for t in tokens]
     if "upper" not in cases or "lower" not in cases:
         return tokens
     by_case: dict[str, list[LabelToken]] = {"upper": [], "lower": []}
@@ -274,20 +278,27 @@ def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: s
     raw = _raw_outside_mentions(text, body, starts, low)
     if not raw:
         return []
-    raw = [t for t in raw if not (t.form in ("dot", "colon") or any(map(str.isdigit, t.raw)))
-           or _opens_clause(text, t.start, body, starts)]
-    raw = _one_case(raw)
-    if any(t.form == "bare" for t in raw):
-        bare_letters = {t.labels[0] for t in raw if t.form == "bare"}
+    # Dot/colon labels and numbers only where a clause opens.
+    tokens: list[LabelToken] = []
+    cases: list[str] = []
+    for t in raw:
+        case, digits = _atom_traits(t.raw)
+        if (digits or t.form in _CLAUSE_FORMS) and not _opens_clause(text, t.start, body, starts):
+            continue
+        tokens.append(t)
+        cases.append(case)
+    tokens = _one_case(tokens, cases)
+    if any(t.form == "bare" for t in tokens):
+        bare_letters = {t.labels[0] for t in tokens if t.form == "bare"}
         if not {"a", "b"} <= bare_letters:
-            raw = [t for t in raw if t.form != "bare"]
-    merged = _merge(text, raw)
-    keep = accepted_label_set(frozenset(lab for t in merged for lab in t.labels))
+            tokens = [t for t in tokens if t.form != "bare"]
+    merged = _merge(text, tokens)
+    named = frozenset(chain.from_iterable(t.labels for t in merged))
+    keep = accepted_label_set(named)
+    if keep >= named:
+        return merged
     kept: list[Tok] = []
     for t in merged:
-        if keep.issuperset(t.labels):
-            kept.append(t)
-            continue
         labels = [lab for lab in t.labels if lab in keep]
         if labels:
             t.labels = labels
