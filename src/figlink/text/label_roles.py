@@ -19,7 +19,7 @@ from figlink.text.labels import LabelToken, accepted_label_set, accepted_labels,
 from figlink.text.mentions import expand_letters, find_mentions
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
-_JOIN = re.compile(rf"\s*(?:,\s*)?(?P<sep>and|&|or|to|through|[{_DASH}]|,)?\s*$", re.I)
+_JOIN = re.compile(rf"\s*(?:,\s*|)(?:(?P<sep>and|&|or|to|through|[{_DASH}]|,)|)\s*$", re.I)  # ("(?:X|)": "X?")
 _FUNCTION_WORDS = frozenset(
     "of in from for with and or the a an to on at by between into onto over under than that which where whereas "
     "while but".split())

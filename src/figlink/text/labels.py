@@ -28,15 +28,17 @@ _POSITION_WORDS = {
 _ATOM = (r"(?:[A-Za-z](?![A-Za-z])['\u2032\u2019]{0,2}|(?:i{1,3}|iv|vi{0,3}|ix|xi{0,3}|I{1,3}|IV|VI{0,3}|IX|XI{0,3})"
          r"(?![A-Za-z])|[a-z]{2}(?![A-Za-z])|\d{1,2}(?!\d))")
 _SEP = rf"(?:\s*,?\s*(?:and|or|&|to|through|thru)\s+|\s*[,;]\s*|\s*[{_DASH}]\s*)"
+# (An optional part is written "(?:X|)", not "X?": the same match, tried in the same order, without the
+# regex engine's bookkeeping for a repeated group; "(?:X(?:X)*|)" for "(?:X)*" likewise.)
 _POS = r"(?:\s*[,\-\u2013]?\s*(?:top|bottom|upper|lower|middle|cent(?:er|re)|left|right|inset)s?" \
-       r"(?:[\s\-]+(?:left|right|middle|cent(?:er|re)))?(?:\s+(?:panels?|images?|parts?))?)"
-_ITEM = rf"{_ATOM}{_POS}?"
-_LIST = rf"{_ITEM}(?:{_SEP}{_ITEM})*"
+       r"(?:[\s\-]+(?:left|right|middle|cent(?:er|re))|)(?:\s+(?:panels?|images?|parts?)|))"
+_ITEM = rf"{_ATOM}(?:{_POS}|)"
+_LIST = rf"{_ITEM}(?:{_SEP}{_ITEM}(?:{_SEP}{_ITEM})*|)"  # (the repeat entered only after a second item)
 
 # (a) (A–C) (a, c, and e) (A, left) (C, in red, 200*) — a list of atoms, optionally followed by a note.
-_PAREN = re.compile(rf"\(\s*(?:panels?\s+)?(?P<list>{_LIST})\s*(?P<note>[,;:]\s*[^()]{{0,60}}?)?\s*\)")
+_PAREN = re.compile(rf"\(\s*(?:panels?\s+|)(?P<list>{_LIST})\s*(?:(?P<note>[,;:]\s*[^()]{{0,60}}?)|)\s*\)")
 # (image C) (PSA; image C) (panels A and B)
-_PAREN_WORD = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*)?(?:panels?|images?)\s+(?P<list>{_LIST})\s*\)", re.I)
+_PAREN_WORD = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*|)(?:panels?|images?)\s+(?P<list>{_LIST})\s*\)", re.I)
 # a) A) A and B) — closing parenthesis only, not preceded by a word character or "(".
 _HALF = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)")
 _HALF_END = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)$")
