@@ -289,9 +289,13 @@ def _dot_label_tokens(text: str, starts: "list[int] | set[int]", taken: list[tup
     """``_PUNCT`` tokens ("A.", "b:", "A and C:") matched at each of ``starts`` (clause starts)."""
     out: list[LabelToken] = []
     for s in starts:
-        if not text[s:s + 1].isalnum() or (len(text) >= s + 5 and text[s:s + 5].isalnum()):
-            continue  # no word, or a word of five or more letters: _PUNCT's look-ahead fails at once
-        w = text[s:s + 3]
+        w = text[s:s + 5]
+        c = w[:1]
+        if not ("a" <= c <= "z" or "A" <= c <= "Z") or (len(w) == 5 and w.isalnum()):
+            # _PUNCT's list opens with an ASCII letter or a digit, and one opening with a number is no dot
+            # label (_parse_listing); a word of five or more letters fails its look-ahead at once.
+            continue
+        w = w[:3]
         if len(w) == 3 and w.isascii() and w.isalpha() and w.strip("ivxIVX"):
             continue  # "The", "Mean": three ASCII letters, not a roman numeral, are no _ATOM
         m = _PUNCT.match(text, s)
@@ -319,15 +323,16 @@ def _clause_dot_tokens(hits: "list[re.Match[str]]", taken: list[tuple[int, int]]
 # "[;,] and|or " or "[.;:!?(] ", written with one leading character class so the regex engine can skip
 # ahead to a punctuation mark instead of trying every position.
 _CLAUSE_END = re.compile(r"[.;:!?(,](?:(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)")
-# A clause end where _PUNCT matches, with _PUNCT's groups. Before _PUNCT, a cheaper test of what it needs:
-# its list opens with an atom, and after the atom (and spaces) comes a position word ("top", "left", …,
-# from _POS), a separator ("and", "or", "to", "through", "&", ",", ";", a dash, from _SEP) or the closing
-# ".", ":" or ","; so one of the characters in the class below. The atom is tested in a looser form (any
-# run of up to four of i, v, x for a roman numeral) that ends where _ATOM ends wherever _PUNCT can go on
-# after it (a run followed by no letter), and the atomic group loses nothing for the same reason. Most
-# clause ends ("(n = 3)", "The", "0.05)") fail this test.
+# A clause end where _PUNCT matches with a list that does not open with a number (a number is never a dot
+# label: _parse_listing), with _PUNCT's groups. Before _PUNCT, a cheaper test of what it needs: its list
+# opens with a letter atom, and after the atom (and spaces) comes a position word ("top", "left", …, from
+# _POS), a separator ("and", "or", "to", "through", "&", ",", ";", a dash, from _SEP) or the closing ".",
+# ":" or ","; so one of the characters in the class below. The atom is tested in a looser form (any run
+# of up to four of i, v, x for a roman numeral) that ends where _ATOM ends wherever _PUNCT can go on after
+# it (a run followed by no letter), and the atomic group loses nothing for the same reason. Most clause
+# ends ("(n = 3)", "The", "0.05)") fail this test.
 _OPENS_DOT_LABEL = (rf"(?=(?>[A-Za-z](?![A-Za-z])['\u2032\u2019]{{0,2}}|[ivxIVX]{{1,4}}(?![A-Za-z])"
-                    rf"|[a-z]{{2}}(?![A-Za-z])|\d{{1,2}}(?!\d))\s*+[{_DASH},;&.:aotbulmcri])(?={_PUNCT.pattern})")
+                    rf"|[a-z]{{2}}(?![A-Za-z]))\s*+[{_DASH},;&.:aotbulmcri])(?={_PUNCT.pattern})")
 # One scan per punctuation mark of _CLAUSE_END (a literal first character lets the regex engine skip
 # ahead much faster than a character class does); the atomic groups keep each end where _CLAUSE_END
 # puts it.
@@ -343,8 +348,9 @@ _LABEL_CLAUSE_ENDS = (
 
 
 def _clause_label_hits(text: str, start: int) -> "list[re.Match[str]]":
-    """The clause ends from ``start`` on (as ``_CLAUSE_END`` finds them) where ``_PUNCT`` matches, as
-    matches that end there and carry ``_PUNCT``'s groups; not in order."""
+    """The clause ends from ``start`` on (as ``_CLAUSE_END`` finds them) where ``_PUNCT`` matches a list
+    that does not open with a number, as matches that end there and carry ``_PUNCT``'s groups; not in
+    order."""
     hits: list[re.Match[str]] = []
     for mark, pattern in _LABEL_CLAUSE_ENDS:
         if mark in text:
@@ -403,8 +409,9 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     # Dot/colon labels open clauses: after a clause end, at a sentence start, at ``start``, and after a
     # heading word that opens a sentence ("Genotypes A: …").
     opening = sentence_starts + [start]
-    heads = [m.end() for m in (_HEADING_WORD.match(text, i) for i in opening if i < stop) if m is not None] \
-        if ":" in text else []
+    colon = text.rfind(":")  # a heading is followed by a colon
+    heads = [m.end() for m in (_HEADING_WORD.match(text, i) for i in opening if i < stop and i < colon)
+             if m is not None]
     if stop == len(text):
         # The scan runs to the end of the text, so its look-ahead sees what _PUNCT.match sees: its hits
         # are the clause ends where a dot label opens, read at once.
