@@ -61,13 +61,12 @@ def _range(a: str, b: str) -> list[str]:
 def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
     """Merge neighbours joined only by separators: "(A) and (B)", "(i)–(iv)", "(B) and C)"."""
     out: list[Tok] = []
+    open_ = False  # the last token may take in the next: written in mergeable forms only, with no note
     for t in tokens:
-        if out:
+        # (The gap text[prev.end:t.start] is at most 8 characters long where t.start - prev.end <= 8.)
+        if open_ and t.start - out[-1].end <= 8 and t.form in _MERGEABLE:
             prev = out[-1]
-            # (The gap text[prev.end:t.start] is at most 8 characters long where t.start - prev.end <= 8.)
-            m = _JOIN.fullmatch(text[prev.end:t.start]) \
-                if t.start - prev.end <= 8 and t.form in _MERGEABLE and not prev.note \
-                and prev.forms <= _MERGEABLE else None
+            m = _JOIN.fullmatch(text[prev.end:t.start])
             if m is not None:
                 sep = (m.group("sep") or "").lower()
                 if sep and (sep in _DASH or sep in ("to", "through")):
@@ -77,11 +76,13 @@ def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
                 prev.end = t.end
                 prev.forms.add(t.form)
                 prev.note = t.note
+                open_ = not t.note
                 continue
         out.append(Tok(t.start, t.end, list(t.labels), {t.form}, t.note))
-    for t in out:
-        if len(t.labels) > 1:
-            t.labels = list(dict.fromkeys(t.labels))  # first occurrences, in order
+        open_ = t.form in _MERGEABLE and not t.note
+    for tok in out:
+        if len(tok.labels) > 1:
+            tok.labels = list(dict.fromkeys(tok.labels))  # first occurrences, in order
     return out
 
 
@@ -298,11 +299,11 @@ def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: s
     if keep >= named:
         return merged
     kept: list[Tok] = []
-    for t in merged:
-        labels = [lab for lab in t.labels if lab in keep]
+    for tok in merged:
+        labels = [lab for lab in tok.labels if lab in keep]
         if labels:
-            t.labels = labels
-            kept.append(t)
+            tok.labels = labels
+            kept.append(tok)
     return kept
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from figlink.text.mentions import expand_letters
 
@@ -206,11 +206,19 @@ def _free(m: re.Match[str], taken: list[tuple[int, int]]) -> bool:
 
 def _scan(pattern: re.Pattern[str], form: str, text: str, start: int, end: int,
           taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """Tokens written ``form`` where ``pattern`` matches in ``text[start:end]`` clear of ``taken``; their
+    spans are added to ``taken`` (the matches do not overlap one another)."""
     out: list[LabelToken] = []
+    noted = form == "paren"  # of the patterns scanned here only _PAREN has a "note" group
+    prior = taken[:]
     for m in pattern.finditer(text, start, end):
-        tok = _token(m, form) if _free(m, taken) else None
-        if tok is not None:
-            out.append(tok)
+        s, e = m.span()
+        if prior and any(a < e and s < b for a, b in prior):
+            continue
+        parsed = _parse_listing(m.group("list"), form, noted and m.group("note") is not None, None)
+        if parsed is not None:
+            out.append(LabelToken(s, e, *parsed))
+            taken.append((s, e))
     return out
 
 
@@ -392,26 +400,26 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     if low is None:
         low = text.lower()
     tokens: list[LabelToken] = []
+    # (Each scan adds the spans of its tokens to ``taken``.)
     if "(" in text:
         if "panel" in low or "image" in low:
             tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, taken)
-            taken += [(t.start, t.end) for t in tokens]
-        paren = _scan(_PAREN, "paren", text, start, stop, taken)
-        taken += [(t.start, t.end) for t in paren]
-        tokens += paren
+        tokens += _scan(_PAREN, "paren", text, start, stop, taken)
     if "anel" in text:
         words = _scan_panel_words(text, low, start, stop, taken)
-        taken += [(t.start, t.end) for t in words]
+        if words:
+            taken += [(t.start, t.end) for t in words]
         tokens += words
     half = _scan_half(text, start, stop, taken)
-    taken += [(t.start, t.end) for t in half]
+    if half:
+        taken += [(t.start, t.end) for t in half]
     tokens += half
     # Dot/colon labels open clauses: after a clause end, at a sentence start, at ``start``, and after a
     # heading word that opens a sentence ("Genotypes A: …").
     opening = sentence_starts + [start]
     colon = text.rfind(":")  # a heading is followed by a colon
     heads = [m.end() for m in (_HEADING_WORD.match(text, i) for i in opening if i < stop and i < colon)
-             if m is not None]
+             if m is not None] if colon >= 0 else []
     if stop == len(text):
         # The scan runs to the end of the text, so its look-ahead sees what _PUNCT.match sees: its hits
         # are the clause ends where a dot label opens, read at once.
@@ -423,7 +431,8 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
         others = {m.end() for m in _CLAUSE_END.finditer(text, start, stop)}
         others.update(s for s in opening + heads if s < stop)
         punct = _dot_label_tokens(text, [s for s in others if s < stop], taken)
-    taken += [(t.start, t.end) for t in punct]
+    if punct:
+        taken += [(t.start, t.end) for t in punct]
     tokens += punct
     tokens += _bare_tokens(text, sentence_starts, taken)
     # Every token is kept only clear of the tokens of earlier kinds, and dot labels start at distinct
