@@ -41,9 +41,10 @@ def test_clause_end_matches_alternation_form() -> None:
     plain = re.compile(r"[;,]\s*(?:and|or)\s+|[.;:!?(]\s*")
     for text in _samples():
         assert [m.end() for m in labels._CLAUSE_END.finditer(text)] == [m.end() for m in plain.finditer(text)]
-        # The label variant keeps exactly the ends where a dot/colon label opens.
-        ends = {m.end() for m in plain.finditer(text) if labels._PUNCT.match(text, m.end())}
-        assert {m.end() for m in labels._LABEL_CLAUSE_END.finditer(text)} == ends
+        # The label scans keep exactly the ends where a dot/colon label (not a number) opens.
+        ends = {m.end() for m in plain.finditer(text) if labels._PUNCT.match(text, m.end())
+                and not re.match(r"\d", text[m.end():])}
+        assert {m.end() for m in labels._clause_label_hits(text, 0)} == ends
 
 
 def test_keyword_hint_and_panel_word_match_plain_forms() -> None:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from itertools import chain
 
 from figlink.text.labels import LabelToken, accepted_label_set, accepted_labels, raw_label_tokens
 from figlink.text.mentions import expand_letters, find_mentions
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
-_JOIN = re.compile(rf"\s*(?:,\s*)?(?P<sep>and|&|or|to|through|[{_DASH}]|,)?\s*$", re.I)
+_JOIN = re.compile(rf"\s*(?:,\s*|)(?:(?P<sep>and|&|or|to|through|[{_DASH}]|,)|)\s*$", re.I)  # ("(?:X|)": "X?")
 _FUNCTION_WORDS = frozenset(
     "of in from for with and or the a an to on at by between into onto over under than that which where whereas "
     "while but".split())
@@ -30,6 +31,7 @@ _SENTENCE_BREAK = re.compile(r"[.!?;]\s")
 _IMAGE_NUMBER = re.compile(r"images?\s*\d")
 _SPACES = frozenset(" \t\n\u00a0")  # what _prev_char and next_char skip
 _MERGEABLE = frozenset({"paren", "half", "panel", "panelparen"})
+_CLAUSE_FORMS = frozenset({"dot", "colon"})
 _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
 
 
@@ -59,25 +61,28 @@ def _range(a: str, b: str) -> list[str]:
 def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
     """Merge neighbours joined only by separators: "(A) and (B)", "(i)–(iv)", "(B) and C)"."""
     out: list[Tok] = []
+    open_ = False  # the last token may take in the next: written in mergeable forms only, with no note
     for t in tokens:
-        if out:
+        # (The gap text[prev.end:t.start] is at most 8 characters long where t.start - prev.end <= 8.)
+        if open_ and t.start - out[-1].end <= 8 and t.form in _MERGEABLE:
             prev = out[-1]
-            gap = text[prev.end:t.start]
-            m = _JOIN.fullmatch(gap) if len(gap) <= 8 else None
-            if m is not None and prev.forms <= _MERGEABLE and t.form in _MERGEABLE and not prev.note:
+            m = _JOIN.fullmatch(text[prev.end:t.start])
+            if m is not None:
                 sep = (m.group("sep") or "").lower()
                 if sep and (sep in _DASH or sep in ("to", "through")):
-                    prev.labels = prev.labels[:-1] + _range(prev.labels[-1], t.labels[0]) + t.labels[1:]
+                    prev.labels = prev.labels[:-1] + _range(prev.labels[-1], t.labels[0]) + list(t.labels[1:])
                 else:
-                    prev.labels = prev.labels + t.labels
+                    prev.labels = prev.labels + list(t.labels)
                 prev.end = t.end
                 prev.forms.add(t.form)
                 prev.note = t.note
+                open_ = not t.note
                 continue
         out.append(Tok(t.start, t.end, list(t.labels), {t.form}, t.note))
-    for t in out:
-        if len(t.labels) > 1:
-            t.labels = list(dict.fromkeys(t.labels))  # first occurrences, in order
+        open_ = t.form in _MERGEABLE and not t.note
+    for tok in out:
+        if len(tok.labels) > 1:
+            tok.labels = list(dict.fromkeys(tok.labels))  # first occurrences, in order
     return out
 
 
@@ -193,7 +198,7 @@ def _inline_role(text: str, t: Tok, last: Tok | None, fresh: bool, sub: bool, ma
     return "trail" if may_trail else "ref"
 
 
-def _opens_clause(text: str, i: int, body: int, sent_starts: set[int]) -> bool:
+def _opens_clause(text: str, i: int, body: int, sent_starts: "set[int] | list[int]") -> bool:
     """Where a dot/colon label may stand: a sentence or clause start, after "; and", or after a one-word
     heading opening the sentence ("Genotypes A: …")."""
     prev, j = _prev_char(text, i, body)
@@ -204,40 +209,38 @@ def _opens_clause(text: str, i: int, body: int, sent_starts: set[int]) -> bool:
                               or _prev_char(text, m.start(), body)[0] in ".!?;:,")
 
 
-def _case_of(t: LabelToken) -> str:
-    """"upper" or "lower" when the token's single letters are all of that case, else ""."""
-    return _case_of_atoms(tuple(t.raw))
-
-
 @functools.lru_cache(maxsize=1024)
-def _case_of_atoms(raw: tuple[str, ...]) -> str:
+def _atom_traits(raw: tuple[str, ...]) -> tuple[str, bool]:
+    """Of a token's atoms (``raw``): "upper" or "lower" when its single letters are all of that case, else
+    ""; and whether one of them is a number."""
+    digits = any(map(str.isdigit, raw))
     letters = [a for a in raw if a[:1].isalpha() and len(a.rstrip("'\u2032\u2019")) == 1]
     if not letters:
-        return ""
+        return "", digits
     if all(a.isupper() for a in letters):
-        return "upper"
-    return "lower" if all(a.islower() for a in letters) else ""
+        return "upper", digits
+    return ("lower" if all(a.islower() for a in letters) else ""), digits
 
 
 def _is_comma_label(t: LabelToken) -> bool:
     return t.form == "colon" and t.comma
 
 
-def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
+def _one_case(tokens: list[LabelToken], cases: list[str]) -> list[LabelToken]:
     """Keep the letter labels of one case: a caption labels its panels in one case, so with "(A)", "(B)"
     the "(i)" and "(c)" of "dense arbor (i) … output arbor (c)" name something else.
 
     Both cases stay when they complete each other ("(A, B) … c-d) …"). Otherwise the case with more votes
     wins (a comma label such as "a, B0213.7;" counts half: legends look the same), then the one whose
-    labels form the longer panel sequence, then the case of the first label.
+    labels form the longer panel sequence, then the case of the first label. ``cases`` are the tokens'
+    letter cases (``_atom_traits``).
     """
-    cases = [_case_of(t) for t in tokens]
+    if "upper" not in cases or "lower" not in cases:
+        return tokens
     by_case: dict[str, list[LabelToken]] = {"upper": [], "lower": []}
     for t, case in zip(tokens, cases):
         if case:
             by_case[case].append(t)
-    if not by_case["upper"] or not by_case["lower"]:
-        return tokens
     letters = {c: {lab for t in ts for lab in t.labels} for c, ts in by_case.items()}
     if not letters["upper"] & letters["lower"]:
         if letters["upper"] | letters["lower"] <= accepted_labels(by_case["upper"] + by_case["lower"]):
@@ -252,31 +255,55 @@ def _one_case(tokens: list[LabelToken]) -> list[LabelToken]:
     return [t for t, case in zip(tokens, cases) if case in ("", keep)]
 
 
+def _raw_outside_mentions(text: str, body: int, starts: list[int], low: str) -> list[LabelToken]:
+    """``raw_label_tokens`` after ``body`` with the figure mentions masked, which are looked for only when
+    needed: with no mask, each candidate token is kept when it parses and is clear of the tokens kept
+    before it; a mask only drops candidates that overlap it. So when no token found without masks overlaps
+    a mention, masking changes nothing (each phase keeps the same tokens, by induction), and the tokens
+    found without masks are the answer; this is nearly always so."""
+    raw = raw_label_tokens(text, body, None, None, starts, low)
+    if not raw or not ("fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)):
+        return raw
+    masked = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body]
+    if any(a < t.end and t.start < b for t in raw for a, b in masked):
+        return raw_label_tokens(text, body, None, masked, starts, low)
+    return raw
+
+
 def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: str | None = None) -> list[Tok]:
     """Panel-label tokens of ``text`` after its figure index ends at ``body``, merged and filtered (see the
     module docstring); ``sents`` are its sentence spans, ``low`` is ``text.lower()`` when known."""
     if low is None:
         low = text.lower()
-    maybe = "fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)
-    masked = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body] if maybe else []
     starts = [s for s, _ in sents]
-    raw = raw_label_tokens(text, body, None, masked, starts, low)
-    start_set = set(starts)
-    raw = [t for t in raw if not (t.form in ("dot", "colon") or any(map(str.isdigit, t.raw)))
-           or _opens_clause(text, t.start, body, start_set)]
-    raw = _one_case(raw)
-    bare = [t for t in raw if t.form == "bare"]
-    bare_letters = {t.labels[0] for t in bare}
-    if not {"a", "b"} <= bare_letters:
-        raw = [t for t in raw if t.form != "bare"]
-    merged = _merge(text, raw)
-    keep = accepted_label_set(frozenset(lab for t in merged for lab in t.labels))
+    raw = _raw_outside_mentions(text, body, starts, low)
+    if not raw:
+        return []
+    # Dot/colon labels and numbers only where a clause opens.
+    tokens: list[LabelToken] = []
+    cases: list[str] = []
+    for t in raw:
+        case, digits = _atom_traits(t.raw)
+        if (digits or t.form in _CLAUSE_FORMS) and not _opens_clause(text, t.start, body, starts):
+            continue
+        tokens.append(t)
+        cases.append(case)
+    tokens = _one_case(tokens, cases)
+    if any(t.form == "bare" for t in tokens):
+        bare_letters = {t.labels[0] for t in tokens if t.form == "bare"}
+        if not {"a", "b"} <= bare_letters:
+            tokens = [t for t in tokens if t.form != "bare"]
+    merged = _merge(text, tokens)
+    named = frozenset(chain.from_iterable(t.labels for t in merged))
+    keep = accepted_label_set(named)
+    if keep >= named:
+        return merged
     kept: list[Tok] = []
-    for t in merged:
-        labels = [lab for lab in t.labels if lab in keep]
+    for tok in merged:
+        labels = [lab for lab in tok.labels if lab in keep]
         if labels:
-            t.labels = labels
-            kept.append(t)
+            tok.labels = labels
+            kept.append(tok)
     return kept
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from figlink.text.mentions import expand_letters
 
@@ -28,15 +28,17 @@ _POSITION_WORDS = {
 _ATOM = (r"(?:[A-Za-z](?![A-Za-z])['\u2032\u2019]{0,2}|(?:i{1,3}|iv|vi{0,3}|ix|xi{0,3}|I{1,3}|IV|VI{0,3}|IX|XI{0,3})"
          r"(?![A-Za-z])|[a-z]{2}(?![A-Za-z])|\d{1,2}(?!\d))")
 _SEP = rf"(?:\s*,?\s*(?:and|or|&|to|through|thru)\s+|\s*[,;]\s*|\s*[{_DASH}]\s*)"
+# (An optional part is written "(?:X|)", not "X?": the same match, tried in the same order, without the
+# regex engine's bookkeeping for a repeated group; "(?:X(?:X)*|)" for "(?:X)*" likewise.)
 _POS = r"(?:\s*[,\-\u2013]?\s*(?:top|bottom|upper|lower|middle|cent(?:er|re)|left|right|inset)s?" \
-       r"(?:[\s\-]+(?:left|right|middle|cent(?:er|re)))?(?:\s+(?:panels?|images?|parts?))?)"
-_ITEM = rf"{_ATOM}{_POS}?"
-_LIST = rf"{_ITEM}(?:{_SEP}{_ITEM})*"
+       r"(?:[\s\-]+(?:left|right|middle|cent(?:er|re))|)(?:\s+(?:panels?|images?|parts?)|))"
+_ITEM = rf"{_ATOM}(?:{_POS}|)"
+_LIST = rf"{_ITEM}(?:{_SEP}{_ITEM}(?:{_SEP}{_ITEM})*|)"  # (the repeat entered only after a second item)
 
 # (a) (A–C) (a, c, and e) (A, left) (C, in red, 200*) — a list of atoms, optionally followed by a note.
-_PAREN = re.compile(rf"\(\s*(?:panels?\s+)?(?P<list>{_LIST})\s*(?P<note>[,;:]\s*[^()]{{0,60}}?)?\s*\)")
+_PAREN = re.compile(rf"\(\s*(?:panels?\s+|)(?P<list>{_LIST})\s*(?:(?P<note>[,;:]\s*[^()]{{0,60}}?)|)\s*\)")
 # (image C) (PSA; image C) (panels A and B)
-_PAREN_WORD = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*)?(?:panels?|images?)\s+(?P<list>{_LIST})\s*\)", re.I)
+_PAREN_WORD = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*|)(?:panels?|images?)\s+(?P<list>{_LIST})\s*\)", re.I)
 # a) A) A and B) — closing parenthesis only, not preceded by a word character or "(".
 _HALF = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)")
 _HALF_END = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)$")
@@ -59,14 +61,17 @@ _POS_IN_ITEM = re.compile(_POS, re.I)
 
 @dataclass(slots=True)
 class LabelToken:
-    """A place where the caption names panels: its span, the panels, and how it is written."""
+    """A place where the caption names panels: its span, the panels, and how it is written.
+
+    The label tuples are shared with the cache of parsed label lists (``_parse_listing``): never mutated.
+    """
 
     start: int
     end: int
-    labels: list[str]
+    labels: tuple[str, ...]
     form: str  # paren | half | dot | colon | bare | panel
-    positions: list[str] = field(default_factory=list)
-    raw: list[str] = field(default_factory=list)  # atoms as written, before the sequence check
+    positions: tuple[str, ...] = ()
+    raw: tuple[str, ...] = ()  # atoms as written, before the sequence check
     note: bool = False  # "(C, in red, 200*)": the parenthesis carries more than labels
     comma: bool = False  # written "A, text" (weaker evidence than "(A)": legends look the same)
 
@@ -138,7 +143,8 @@ def _valid_atoms(atoms: list[str]) -> bool:
     return True
 
 
-# What a label list reads as, by its text and form: (labels, form, positions, raw atoms, note, comma).
+# What a label list reads as, by its text and form: the fields of its LabelToken after the span
+# (labels, form, positions, raw atoms, note, comma).
 _Parsed = tuple[tuple[str, ...], str, tuple[str, ...], tuple[str, ...], bool, bool]
 
 
@@ -149,9 +155,8 @@ def _token(m: re.Match[str], form: str) -> LabelToken | None:
     parsed = _parse_listing(m.group("list"), form, bool(note_text), punct)
     if parsed is None:
         return None
-    labels, form, positions, raw, note, comma = parsed
     start, end = m.span()
-    return LabelToken(start, end, list(labels), form, list(positions), list(raw), note, comma)
+    return LabelToken(start, end, *parsed)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -201,11 +206,19 @@ def _free(m: re.Match[str], taken: list[tuple[int, int]]) -> bool:
 
 def _scan(pattern: re.Pattern[str], form: str, text: str, start: int, end: int,
           taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """Tokens written ``form`` where ``pattern`` matches in ``text[start:end]`` clear of ``taken``; their
+    spans are added to ``taken`` (the matches do not overlap one another)."""
     out: list[LabelToken] = []
+    noted = form == "paren"  # of the patterns scanned here only _PAREN has a "note" group
+    prior = taken[:]
     for m in pattern.finditer(text, start, end):
-        tok = _token(m, form) if _free(m, taken) else None
-        if tok is not None:
-            out.append(tok)
+        s, e = m.span()
+        if prior and any(a < e and s < b for a, b in prior):
+            continue
+        parsed = _parse_listing(m.group("list"), form, noted and m.group("note") is not None, None)
+        if parsed is not None:
+            out.append(LabelToken(s, e, *parsed))
+            taken.append((s, e))
     return out
 
 
@@ -229,27 +242,50 @@ def _scan_panel_words(text: str, low: str, start: int, end: int,
     return out
 
 
+# A ")" after a run of one to four letters, digits or primes ("a)", "iv)", "B')"): where _scan_half's walk
+# back succeeds (the look-behinds see before the scan's start, so a ")" within four characters of the
+# start is checked apart). The literal ")" first lets the regex engine skip ahead to one.
+_HALF_HINT = re.compile(r"\)(?<=(?:[^\W_]|['\u2032\u2019])\))(?<!(?:[^\W_]|['\u2032\u2019]){5}\))")
+
+
+# "(…)" with no parenthesis inside and at most 195 characters between: its ")" closes a note for
+# _closes_note, whatever word comes before it (the "(" lies within 200 characters of that word).
+_PAIRED = re.compile(r"\([^()]{0,195}\)")
+
+
 def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """"a)", "A and B)": looked for only before each closing parenthesis."""
+    """"a)", "A and B)": looked for only before a closing parenthesis that follows a short word."""
     out: list[LabelToken] = []
+    if end == len(text) and text.count(")", start) == len(_PAIRED.findall(text, start)):
+        # Every ")" from ``start`` on ends a _PAIRED match found from ``start`` on (each match holds one
+        # ")"), so every ")" closes a note and none ends a half label.
+        return out
     closed = {b - 1 for _, b in taken}
-    i = text.find(")", start, end)
-    while i != -1:
-        # A ")" that ends a token already found is not looked at again, nor one after a word of five or
-        # more letters (the walk below would pass four characters).
-        if i not in closed and not (i - 5 >= start and text[i - 5:i].isalnum()):
-            j = i
-            lo = max(start, i - 6)  # the walk stops after six characters
-            while j > lo and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
-                j -= 1
-            if 0 < i - j <= 4 and (j == start or not text[j - 1].isalnum()) and not _closes_note(text, start, j):
-                m = _HALF_END.search(text, max(start, i - 40), i + 1)
-                if m is not None and _free(m, taken):
-                    tok = _token(m, "half")
-                    if tok is not None:
-                        out.append(tok)
-        i = text.find(")", i + 1, end)
+    near = [i for i in range(start, min(end, start + 5)) if text[i] == ")"]
+    hinted = [m.start() for m in _HALF_HINT.finditer(text, start + 5, end)] if end > start + 5 else []
+    for i in near + hinted:
+        # A ")" that ends a token already found is not looked at again.
+        if i in closed:
+            continue
+        j = _word_before(text, start, i)
+        if j < 0 or _closes_note(text, start, j):
+            continue
+        m = _HALF_END.search(text, max(start, i - 40), i + 1)
+        if m is not None and _free(m, taken):
+            tok = _token(m, "half")
+            if tok is not None:
+                out.append(tok)
     return out
+
+
+def _word_before(text: str, start: int, i: int) -> int:
+    """Where the word of one to four letters, digits or primes before ``i`` starts (at ``start`` or after
+    a character that is none of these); -1 when there is none (the walk stops after six characters)."""
+    j = i
+    lo = max(start, i - 6)
+    while j > lo and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
+        j -= 1
+    return j if 0 < i - j <= 4 and (j == start or not text[j - 1].isalnum()) else -1
 
 
 def _closes_note(text: str, start: int, j: int) -> bool:
@@ -257,13 +293,17 @@ def _closes_note(text: str, start: int, j: int) -> bool:
     return text.rfind("(", max(start, j - 200), j) > text.rfind(")", max(start, j - 200), j)
 
 
-def _dot_label_tokens(text: str, starts: list[int], taken: list[tuple[int, int]]) -> list[LabelToken]:
+def _dot_label_tokens(text: str, starts: "list[int] | set[int]", taken: list[tuple[int, int]]) -> list[LabelToken]:
     """``_PUNCT`` tokens ("A.", "b:", "A and C:") matched at each of ``starts`` (clause starts)."""
     out: list[LabelToken] = []
     for s in starts:
-        if not text[s:s + 1].isalnum() or (len(text) >= s + 5 and text[s:s + 5].isalnum()):
-            continue  # no word, or a word of five or more letters: _PUNCT's look-ahead fails at once
-        w = text[s:s + 3]
+        w = text[s:s + 5]
+        c = w[:1]
+        if not ("a" <= c <= "z" or "A" <= c <= "Z") or (len(w) == 5 and w.isalnum()):
+            # _PUNCT's list opens with an ASCII letter or a digit, and one opening with a number is no dot
+            # label (_parse_listing); a word of five or more letters fails its look-ahead at once.
+            continue
+        w = w[:3]
         if len(w) == 3 and w.isascii() and w.isalpha() and w.strip("ivxIVX"):
             continue  # "The", "Mean": three ASCII letters, not a roman numeral, are no _ATOM
         m = _PUNCT.match(text, s)
@@ -274,11 +314,58 @@ def _dot_label_tokens(text: str, starts: list[int], taken: list[tuple[int, int]]
     return out
 
 
+def _clause_dot_tokens(hits: "list[re.Match[str]]", taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """Tokens of the dot labels found after clause ends by ``_clause_label_hits`` (the scans' look-ahead is
+    ``_PUNCT`` itself, groups included, so a label needs no second match)."""
+    out: list[LabelToken] = []
+    for m in hits:
+        s, e = m.end(), m.end("p")
+        if any(a < e and s < b for a, b in taken):
+            continue
+        parsed = _parse_listing(m.group("list"), "dot", False, m.group("p"))
+        if parsed is not None:
+            out.append(LabelToken(s, e, *parsed))
+    return out
+
+
 # "[;,] and|or " or "[.;:!?(] ", written with one leading character class so the regex engine can skip
 # ahead to a punctuation mark instead of trying every position.
 _CLAUSE_END = re.compile(r"[.;:!?(,](?:(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)")
-# The clause ends where _PUNCT matches (the atomic group keeps each end where _CLAUSE_END puts it).
-_LABEL_CLAUSE_END = re.compile(rf"[.;:!?(,](?>(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)(?={_PUNCT.pattern})")
+# A clause end where _PUNCT matches with a list that does not open with a number (a number is never a dot
+# label: _parse_listing), with _PUNCT's groups. Before _PUNCT, a cheaper test of what it needs: its list
+# opens with a letter atom, and after the atom (and spaces) comes a position word ("top", "left", …, from
+# _POS), a separator ("and", "or", "to", "through", "&", ",", ";", a dash, from _SEP) or the closing ".",
+# ":" or ","; so one of the characters in the class below. The atom is tested in a looser form (any run
+# of up to four of i, v, x for a roman numeral) that ends where _ATOM ends wherever _PUNCT can go on after
+# it (a run followed by no letter), and the atomic group loses nothing for the same reason. Most clause
+# ends ("(n = 3)", "The", "0.05)") fail this test.
+_OPENS_DOT_LABEL = (rf"(?=(?>[A-Za-z](?![A-Za-z])['\u2032\u2019]{{0,2}}|[ivxIVX]{{1,4}}(?![A-Za-z])"
+                    rf"|[a-z]{{2}}(?![A-Za-z]))\s*+[{_DASH},;&.:aotbulmcri])(?={_PUNCT.pattern})")
+# One scan per punctuation mark of _CLAUSE_END (a literal first character lets the regex engine skip
+# ahead much faster than a character class does); the atomic groups keep each end where _CLAUSE_END
+# puts it.
+_LABEL_CLAUSE_ENDS = (
+    (".", re.compile(rf"\.\s*+{_OPENS_DOT_LABEL}")),
+    ("(", re.compile(rf"\(\s*+{_OPENS_DOT_LABEL}")),
+    (",", re.compile(rf",(?>\s*(?:and|or)\s+){_OPENS_DOT_LABEL}")),
+    (";", re.compile(rf";(?>\s*(?:and|or)\s+|\s*){_OPENS_DOT_LABEL}")),
+    (":", re.compile(rf":\s*+{_OPENS_DOT_LABEL}")),
+    ("!", re.compile(rf"!\s*+{_OPENS_DOT_LABEL}")),
+    ("?", re.compile(rf"\?\s*+{_OPENS_DOT_LABEL}")),
+)
+
+
+def _clause_label_hits(text: str, start: int) -> "list[re.Match[str]]":
+    """The clause ends from ``start`` on (as ``_CLAUSE_END`` finds them) where ``_PUNCT`` matches a list
+    that does not open with a number, as matches that end there and carry ``_PUNCT``'s groups; not in
+    order."""
+    hits: list[re.Match[str]] = []
+    for mark, pattern in _LABEL_CLAUSE_ENDS:
+        if mark in text:
+            hits += pattern.finditer(text, start)
+    return hits
+
+
 _HEADING_WORD = re.compile(r"[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)")  # "Genotypes A: …"
 
 
@@ -296,7 +383,7 @@ def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) ->
         nxt = text[m.end():m.end() + 1]
         if letter.isupper() and not (nxt.isupper() or nxt.isdigit()):
             continue
-        out.append(LabelToken(m.start(), m.end(), [letter.lower()], "bare", [], [letter]))
+        out.append(LabelToken(m.start(), m.end(), (letter.lower(),), "bare", (), (letter,)))
     return out
 
 
@@ -308,33 +395,50 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     Bare letters are looked for only at ``sentence_starts``. ``low`` is ``text.lower()`` when the caller
     has it already."""
     stop = len(text) if end is None else end
-    masked = list(masked or [])
+    taken = list(masked or [])
     sentence_starts = list(sentence_starts or [])
-    # Clause ends where no dot/colon label opens are left out at once when the scan runs to the end of
-    # the text (there the look-ahead sees what _PUNCT.match sees).
-    clause_end = _LABEL_CLAUSE_END if stop == len(text) else _CLAUSE_END
-    base = {m.end() for m in clause_end.finditer(text, start, stop)}
-    base.update(sentence_starts)
-    base.add(start)
-    headed = {m.end() for m in (_HEADING_WORD.match(text, i) for i in sentence_starts + [start] if i < stop)
-              if m is not None} if ":" in text else set()  # a heading comes before "A:"
-    clause_starts = sorted(base | headed)
     if low is None:
         low = text.lower()
-    tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, masked) \
-        if "(" in text and ("panel" in low or "image" in low) else []
-    taken = masked + [(t.start, t.end) for t in tokens]
+    tokens: list[LabelToken] = []
+    # (Each scan adds the spans of its tokens to ``taken``.)
     if "(" in text:
+        if "panel" in low or "image" in low:
+            tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, taken)
         tokens += _scan(_PAREN, "paren", text, start, stop, taken)
-        taken = masked + [(t.start, t.end) for t in tokens]
-    words = _scan_panel_words(text, low, start, stop, taken) if "anel" in text else []
-    taken += [(t.start, t.end) for t in words]
+    if "anel" in text:
+        words = _scan_panel_words(text, low, start, stop, taken)
+        if words:
+            taken += [(t.start, t.end) for t in words]
+        tokens += words
     half = _scan_half(text, start, stop, taken)
-    taken += [(t.start, t.end) for t in half]
-    punct = _dot_label_tokens(text, [c for c in clause_starts if c < stop], taken)
-    taken += [(t.start, t.end) for t in punct]
-    bare = _bare_tokens(text, sentence_starts, taken)
-    return sorted(tokens + words + half + punct + bare, key=_BY_START)
+    if half:
+        taken += [(t.start, t.end) for t in half]
+    tokens += half
+    # Dot/colon labels open clauses: after a clause end, at a sentence start, at ``start``, and after a
+    # heading word that opens a sentence ("Genotypes A: …").
+    opening = sentence_starts + [start]
+    colon = text.rfind(":")  # a heading is followed by a colon
+    heads = [m.end() for m in (_HEADING_WORD.match(text, i) for i in opening if i < stop and i < colon)
+             if m is not None] if colon >= 0 else []
+    if stop == len(text):
+        # The scan runs to the end of the text, so its look-ahead sees what _PUNCT.match sees: its hits
+        # are the clause ends where a dot label opens, read at once.
+        hits = _clause_label_hits(text, start)
+        found = {m.end() for m in hits}
+        others = {s for s in opening + heads if s < stop and s not in found}
+        punct = _clause_dot_tokens(hits, taken) + _dot_label_tokens(text, others, taken)
+    else:
+        others = {m.end() for m in _CLAUSE_END.finditer(text, start, stop)}
+        others.update(s for s in opening + heads if s < stop)
+        punct = _dot_label_tokens(text, [s for s in others if s < stop], taken)
+    if punct:
+        taken += [(t.start, t.end) for t in punct]
+    tokens += punct
+    tokens += _bare_tokens(text, sentence_starts, taken)
+    # Every token is kept only clear of the tokens of earlier kinds, and dot labels start at distinct
+    # places, so no two tokens start at the same place and this order is the only one.
+    tokens.sort(key=_BY_START)
+    return tokens
 
 
 def _letter_index(label: str) -> int | None:

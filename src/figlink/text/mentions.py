@@ -31,7 +31,9 @@ _KEYWORD = re.compile(
 # Fast scan for where a keyword may start; the full keyword (with its qualifier) is matched there.
 # Fig, fig, FIG, Image, image, IMAGE: one leading class lets the engine skip to an "f" or "i".
 _KEYWORD_HINT = re.compile(r"[FfIi](?:(?<=[Ff])ig|(?<=F)IG|(?<=[Ii])mage|(?<=I)MAGE)")
-_WORD_AT = re.compile(r"(?P<word>fig(?:ure)?s?(?![a-z])\.?|image(?=s?\s*\d))", re.I)
+# (Optional groups written "(?:X|)", here and in _ITEM_SEP: the same match as "(?:X)?" without the regex
+# engine's bookkeeping for a repeated group.)
+_WORD_AT = re.compile(r"(?P<word>fig(?:ure|)s?(?![a-z])\.?|image(?=s?\s*\d))", re.I)
 _QUAL_BEFORE = re.compile(
     rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+data|source\s+data)\s+
              |appendix\s*(?P<app>\d+|[A-Z])\s*{_D}\s*
@@ -44,7 +46,7 @@ _SUPP = re.compile(rf"\s*{_D}?\s*figure\s+supplements?\s*", re.I)
 _LETTER_ATTACHED = re.compile(r"\(?([A-Za-z])\)?(?![A-Za-z0-9])|([A-Za-z])(?=[{}])".format(_DASH + ",&"))
 _LETTER_SPACED = re.compile(r"[ \u00a0]\(?([A-Z])\)?(?![A-Za-z0-9])|[ \u00a0]\(([a-z])\)")
 _LETTER_SEP = re.compile(rf"\s*(?P<sep>{_D}|,|&|and\b|to\b)\s*\(?(?P<l>[A-Za-z])\)?(?![A-Za-z0-9])")
-_ITEM_SEP = re.compile(rf"\s*(?P<sep>{_D}|,|;|&|and\b|or\b|to\b)\s*(?:(?:figs?\.?|figures?)\s*)?", re.I)
+_ITEM_SEP = re.compile(rf"\s*(?P<sep>{_D}|,|;|&|and\b|or\b|to\b)\s*(?:(?:figs?\.?|figures?)\s*|)", re.I)
 _MAX_RANGE = 30
 
 
@@ -260,6 +262,14 @@ def _keyword_hints(text: str, low: str | None) -> "list[int] | None":
     return hits
 
 
+def _may_qualify(low: str, k: int) -> bool:
+    """Whether ``_QUAL_BEFORE`` may find a qualifier in the 40 characters before ``k``: each qualifier holds
+    "upp", "data", "append" or "author", letters that ignoring case match only themselves in either case,
+    so ``low`` (``text.lower()``, same offsets) has one of them there."""
+    window = low[max(0, k - 40):k]
+    return "upp" in window or "data" in window or "append" in window or "author" in window
+
+
 def find_mentions(text: str, low: str | None = None) -> list[Mention]:
     """Every figure mention written out in plain text, in order, with the figures and panels it names.
 
@@ -289,7 +299,8 @@ def find_mentions(text: str, low: str | None = None) -> list[Mention]:
             continue
         # A qualifier ends in a space or a dash right before the keyword ("Supplementary Fig", "Appendix 1—figure").
         spaced = k > 0 and (text[k - 1].isspace() or text[k - 1] in _DASH)
-        q = _QUAL_BEFORE.search(text, max(0, k - 40), k) if spaced else None
+        q = _QUAL_BEFORE.search(text, max(0, k - 40), k) \
+            if spaced and (low is None or hints is None or _may_qualify(low, k)) else None
         start = q.start() if q else k
         prefix = _qualifier_prefix(q.group("qual"), q.group("app")) if q else ""
         j = w.end()
