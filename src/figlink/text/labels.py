@@ -14,6 +14,7 @@ import functools
 import operator
 import re
 from dataclasses import dataclass
+from typing import Collection
 
 from figlink.text.mentions import expand_letters
 
@@ -533,7 +534,7 @@ def label_order(label: str) -> tuple[int, int]:
     return (2, int(core) if core.isdigit() else 0)
 
 
-def sort_labels(labels: "set[str] | list[str]") -> list[str]:
+def sort_labels(labels: "Collection[str]") -> list[str]:
     """Labels in panel order; with multi-letter romans present, i, v and x sort as romans."""
     roman = any(len(lab) > 1 and lab in _ROMAN_INDEX for lab in labels)
 

@@ -165,12 +165,12 @@ def _read_items(text: str, i: int, prefix: str) -> tuple[list[FigureCitation], i
                     supp_cites.extend(FigureCitation(f"{number}-s{x}") for x in range(supp_range + 1, k))
                 supp_cites.append(FigureCitation(f"{number}-s{k}", tuple(panels)))
                 supp_range = None
-                sep = re.compile(rf"\s*({_D}|,|&|and\b)\s*(?=\d)").match(text, j)
-                if sep is None:
+                joint = re.compile(rf"\s*({_D}|,|&|and\b)\s*(?=\d)").match(text, j)
+                if joint is None:
                     break
-                if sep.group(1) in _DASH:
+                if joint.group(1) in _DASH:
                     supp_range = k
-                j = sep.end()
+                j = joint.end()
             if supp_cites:
                 cites.extend(supp_cites)
                 i = end = j
