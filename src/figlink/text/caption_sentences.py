@@ -78,25 +78,15 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
         dot, punct_end = m.span(1)  # groups by number (1 punct, 2 close, 3 space): cheaper than by name
         prev = text[dot - 1:dot]
         if prev.isalpha():
-            if dot > _LONGEST and text[dot - _LONGEST - 1:dot].isalpha():
-                # The usual end, after a word longer than any abbreviation (_is_abbreviation's own first
-                # exit). Its letter text[dot - 2] is neither punctuation nor space: no lone letter either.
-                if m.start(3) < 0 and not prev.islower():
-                    continue  # glued, after two letters: "cancer.A" splits, "DNA.A" does not (see below)
-                e = m.end(2)
-                if e > s:
-                    while text[s].isspace():
-                        s += 1
-                    spans.append((s, e))
-                s = m.end()
-                continue
-            if punct_end == dot + 1 and text[dot] == "." and _short_abbreviation(text, dot):
-                continue
-            # A single letter opening a sentence or clause is a panel label ("…cancer. A. Photographs",
-            # "(a. U-fiber; b. ILF)"): not an end.
-            if (dot < 2 or text[dot - 2] in ".;:!?(," or text[dot - 2].isspace()) \
-                    and _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
-                continue
+            # After a word longer than any abbreviation (_is_abbreviation's own first exit) the usual end:
+            # its letter text[dot - 2] is neither punctuation nor space, so no lone letter either.
+            if not (dot > _LONGEST and text[dot - _LONGEST - 1:dot].isalpha()):
+                if punct_end == dot + 1 and text[dot] == "." and _short_abbreviation(text, dot):
+                    continue
+                # A single letter opening a sentence or clause is a panel label ("…cancer. A. Photographs",
+                # "(a. U-fiber; b. ILF)"): not an end.
+                if _lone_letter(text, dot) and _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
+                    continue
         elif prev == "." and punct_end == dot + 1 and text[dot] == "." and _is_abbreviation(text, dot):
             continue
         if m.start(3) < 0:  # glued
