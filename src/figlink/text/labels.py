@@ -41,7 +41,6 @@ _PAREN = re.compile(rf"\(\s*(?:panels?\s+|)(?P<list>{_LIST})\s*(?:(?P<note>[,;:]
 # (image C) (PSA; image C) (panels A and B)
 _PAREN_WORD = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*|)(?:panels?|images?)\s+(?P<list>{_LIST})\s*\)", re.I)
 # a) A) A and B) — closing parenthesis only, not preceded by a word character or "(".
-_HALF = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)")
 _HALF_END = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)$")
 # A. a. A: A and C: A, — only where a sentence or clause opens (checked by the caller).
 # (The look-ahead first: labels are short words, "A", "iv", "12"; anything longer fails at once.)
