@@ -28,8 +28,16 @@ _RELATION = re.compile(rf"(?<![\w.]){_OPERAND}(?:\s*{_OPERATOR}+\s*{_OPERAND})+(
 _RELATIONAL_CHARS = "=<>\u2264\u2265\u2248\u2260"  # the ASCII ones first
 # A run of digits not glued to a word; the digit comes before the look-behind so the engine skips to digits.
 _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])")
-# The same on ASCII text, where \d is [0-9]: a character set the engine skips ahead to faster.
-_ASCII_NUMBER = re.compile(r"[0-9](?<![A-Za-z0-9_\x01][0-9])[0-9]*(?:[.,][0-9]+)*(?![A-Za-z0-9_])")
+# The same on UTF-8 bytes whose ASCII digits all read "0" (_DIGITS_AS_ZERO): a pattern led by one literal
+# lets the engine skip ahead to it, where one led by a digit class tests every character. Exact when the
+# text has no non-ASCII decimal digit (which \d also reads): the pattern tests only whether a byte is a
+# digit, letter, "_", "\x01", "." or ","; every byte of a non-ASCII character is >= 0x80, in none of these
+# classes, as the character is in none of them in the str pattern; a match holds ASCII bytes only, so its
+# ends fall between characters.
+_ZERO_NUMBER = re.compile(rb"0(?<![A-Za-z0_\x01]0)0*(?:[.,]0+)*(?![A-Za-z0_])")
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
+_DIGIT = re.compile(r"\d")
+_SPACE = re.compile(r"\s")
 _OPEN, _CLOSE = "([{", ")]}"
 _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 # The same for text without "[" and "{": its literal "(" lets the regex engine skip ahead faster.
@@ -40,6 +48,9 @@ _ASCII_OTHER_SPACES = tuple(c for c in _OTHER_SPACES if c.isascii())
 _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
 _NON_ASCII_WORD = re.compile(r"[^\W\x00-\x7f]")
 _ASCII_BYTES = bytes(range(128))
+# ASCII bytes that need no second look in _lower_numbers_finish: all but the sentinels and the whitespace
+# other than " " (deleting ASCII bytes from UTF-8 leaves whole multi-byte sequences: the rest decodes).
+_ORDINARY_ASCII = bytes(c for c in range(128) if chr(c) not in _SENTINELS and chr(c) not in _ASCII_OTHER_SPACES)
 # Byte classes for token_count: word characters "w", joiners "-", everything else " ".
 _CHAR_CLASS = bytes.maketrans(
     bytes(range(128)),
@@ -60,7 +71,53 @@ def remove_figure_label(caption: str) -> str:
 
 
 def _replace_numbers(text: str) -> str:
-    return (_ASCII_NUMBER if text.isascii() else _NUMBER).sub("\x01", text)
+    """``_NUMBER.sub("\\x01", text)``, found with _ZERO_NUMBER where that is exact."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if not text.isascii() and _DIGIT.search(_decode(raw.translate(None, _ASCII_BYTES))):
+        return _NUMBER.sub("\x01", text)  # a non-ASCII decimal digit
+    return _decode(b"\x01".join(_number_gaps(raw)))
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogatepass")  # the inverse of encode("utf-8", "surrogatepass")
+
+
+def _number_gaps(raw: bytes) -> list[bytes]:
+    """The pieces of ``raw`` (UTF-8 without non-ASCII decimal digits) around the numbers _NUMBER finds."""
+    gaps, c = [], 0
+    for m in _ZERO_NUMBER.finditer(raw.translate(_DIGITS_AS_ZERO)):
+        a, b = m.span()
+        gaps.append(raw[c:a])
+        c = b
+    gaps.append(raw[c:])
+    return gaps
+
+
+def _lower_numbers_finish(text: str) -> str:
+    """``_finish(_replace_numbers(text.lower()))`` in one pass over the UTF-8 bytes.
+
+    Only the non-ASCII characters, sentinels and whitespace other than " " (``rest``) are looked at as a str.
+    When lower-casing changes none of the non-ASCII characters, ``bytes.lower`` (ASCII letters only) gives
+    ``str.lower``'s result: ``str.lower`` maps each character on its own but for final sigma, and "Σ" always
+    changes. The numbers become "[NUM]" at once: replacing a non-space by non-spaces commutes with the
+    whitespace collapse, which is skipped when ``rest`` has no whitespace and the text has no double,
+    leading or trailing " " (lower-casing and numbers never add or remove whitespace).
+    """
+    raw = text.encode("utf-8", "surrogatepass")
+    rest = _decode(raw.translate(None, _ORDINARY_ASCII))
+    if rest.lower() != rest:
+        raw = text.lower().encode("utf-8", "surrogatepass")
+        rest = _decode(raw.translate(None, _ORDINARY_ASCII))
+    if _DIGIT.search(rest):
+        return _finish(_replace_numbers(text.lower()))  # a non-ASCII decimal digit: the str pattern
+    raw = raw.lower()
+    out = _decode(b"[NUM]".join(_number_gaps(raw)))
+    if b"  " in raw or raw[:1] == b" " or raw[-1:] == b" " or _SPACE.search(rest):
+        out = " ".join(out.split())
+    for k, v in _SENTINELS.items():
+        if k in rest:
+            out = out.replace(k, v)
+    return out
 
 
 def _replace_equations(text: str) -> str:
@@ -150,14 +207,13 @@ def _finish(text: str, spaced: bool = False) -> str:
 
 def normalize_basic(caption: str) -> str:
     """SciCap basic normalization: lower case, figure label removed, numbers → [NUM]."""
-    text = strip_markup(remove_figure_label(caption)).lower()
-    return _finish(_replace_numbers(text), _single_spaced(text))
+    return _lower_numbers_finish(strip_markup(remove_figure_label(caption)))
 
 
 def normalize_advanced(caption: str) -> str:
     """Basic normalization plus equations → [EQUATION] and bracketed spans → [BRACKET]."""
     text = strip_markup(_replace_equations(remove_figure_label(caption)))
-    return _finish(_replace_numbers(_replace_brackets(text).lower()), _single_spaced(text))
+    return _lower_numbers_finish(_replace_brackets(text))
 
 
 def caption_tokens(text: str) -> list[str]:
@@ -248,9 +304,9 @@ def normalized_caption(caption: str) -> NormalizedCaption:
         advanced = _finish(_replace_brackets(numbered), spaced)
     else:  # normalize_advanced's steps after its equation step
         text = strip_markup(with_equations)
-        advanced = _finish(_replace_numbers(_replace_brackets(text).lower()), _single_spaced(text))
+        advanced = _lower_numbers_finish(_replace_brackets(text))
     first = plain[spans[0][0]:spans[0][1]] if spans else ""
-    return NormalizedCaption(basic=basic, advanced=advanced, first_sentence=_finish(_replace_numbers(first.lower())),
+    return NormalizedCaption(basic=basic, advanced=advanced, first_sentence=_lower_numbers_finish(first),
                              n_sentences=len(spans), n_tokens=token_count(basic))
 
 
