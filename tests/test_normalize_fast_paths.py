@@ -57,3 +57,32 @@ def test_normalizers_keep_the_plain_steps() -> None:
         eq = normalize.strip_markup(normalize._replace_equations(body))
         advanced = _plain_finish(normalize._NUMBER.sub("\x01", normalize._replace_brackets(eq).lower()))
         assert normalize.normalize_advanced(caption) == advanced
+
+
+def _plain_replace_equations(text: str) -> str:
+    """Inline relations by the plain window scan (``finditer`` over every window, all seven operators)."""
+    spans: list[tuple[int, int]] = []
+    operators = sorted(k for k, ch in enumerate(text) if ch in normalize._RELATIONAL_CHARS)
+    for i in operators:
+        if spans and i < spans[-1][1]:
+            continue
+        for m in normalize._RELATION.finditer(text, max(0, i - 24), min(len(text), i + 40)):
+            a, b = m.span()
+            if a > i:
+                break
+            if i < b:
+                if not spans or a >= spans[-1][1]:
+                    spans.append((a, b))
+                break
+    for a, b in reversed(spans):
+        text = text[:a] + "\x02" + text[b:]
+    return text
+
+
+def test_inline_relations_match_the_window_scan() -> None:
+    rng = random.Random(5)
+    pieces = ["x", "r2", "P", "n", "\u03b1", "12", "0.05", "3,5", "7%", " ", "  ", "=", "<", ">", "\u2264", "\u2260",
+              "+", "-", "\u2212", "\u00b1", "&lt;", "(", ")", ".", ",", "_", "ab", "word ", "\n"]
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 40)))
+        assert normalize._replace_equations(text) == _plain_replace_equations(text), repr(text)

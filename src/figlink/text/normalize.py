@@ -133,14 +133,14 @@ def _replace_equations(text: str) -> str:
     for i in _operator_positions(text):
         if spans and i < spans[-1][1]:
             continue
-        for m in _RELATION.finditer(text, max(0, i - 24), min(len(text), i + 40)):
-            a, b = m.span()
-            if a > i:
-                break  # later matches start later still: none holds the operator
-            if i < b:
-                if not spans or a >= spans[-1][1]:
-                    spans.append((a, b))
-                break
+        # The first relation of the window around the operator (in the order finditer gives them) that ends
+        # after it; it holds the operator unless it starts after it.
+        hi = min(len(text), i + 40)
+        m = _RELATION.search(text, max(0, i - 24), hi)
+        while m is not None and m.end() <= i:
+            m = _RELATION.search(text, m.end(), hi)
+        if m is not None and m.start() <= i and (not spans or m.start() >= spans[-1][1]):
+            spans.append(m.span())
     if not spans:
         return text
     out, c = [], 0
@@ -156,7 +156,7 @@ def _operator_positions(text: str) -> list[int]:
     """Offsets of the relational characters in ``text``, in order, found with ``str.find`` (a regex scan for
     a character class tests every character; few captions hold more than a handful of operators)."""
     out: list[int] = []
-    for ch in _RELATIONAL_CHARS:
+    for ch in _RELATIONAL_CHARS if not text.isascii() else _RELATIONAL_CHARS[:3]:
         k = text.find(ch)
         while k != -1:
             out.append(k)
