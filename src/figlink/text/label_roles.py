@@ -33,6 +33,10 @@ _IMAGE_NUMBER = re.compile(r"images?\s*\d")
 _SPACES = frozenset(" \t\n\u00a0")  # what _prev_char and next_char skip
 _MERGEABLE = frozenset({"paren", "half", "panel", "panelparen"})
 _CLAUSE_FORMS = frozenset({"dot", "colon"})
+# (Set displays in an expression are built anew each time they are evaluated; these are built once.)
+_OPENING_FORMS = frozenset({"dot", "colon", "bare"})
+_PANEL_ONLY = frozenset({"panel"})
+_PANELPAREN_ONLY = frozenset({"panelparen"})
 _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
 _FIRST = operator.itemgetter(0)
 _END = operator.attrgetter("end")
@@ -124,7 +128,7 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
     current: set[str] = set()
     parent: set[str] = set()  # the last opener that was not a sub-label of the one before
     last: Tok | None = None
-    for k, t in enumerate(tokens):
+    for t in tokens:
         # _prev_char and next_char, inlined for a token with at most one space before (after) it.
         pj = t.start - 1
         if pj >= body and text[pj] in _SPACES:
@@ -141,15 +145,15 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
         content = bool(nxt) and nxt not in ".,;:)]"
         forms = t.forms
         labels = set(t.labels)
-        fresh = t.labels[0] not in opened and not labels & current
+        fresh = t.labels[0] not in opened and labels.isdisjoint(current)
         sub = (bool(current) and labels < current) or (bool(parent) and labels < parent)
         may_trail = fresh or sub or not current
-        if forms & {"dot", "colon", "bare"}:
+        if not forms.isdisjoint(_OPENING_FORMS):
             role = "open"  # kept only where a clause opens (see _label_tokens)
             t.at_start = True
-        elif "panel" in forms and forms <= {"panel"}:
+        elif "panel" in forms and forms <= _PANEL_ONLY:
             role = "open" if t.at_start and (content or nxt == ":") else "ref"
-        elif forms == {"panelparen"} and current:
+        elif forms == _PANELPAREN_ONLY and current:
             role = "ref"  # "(panel B)" inside a group's text points at a panel; it does not split
         elif t.at_start:
             role = "open" if content else "ref"
