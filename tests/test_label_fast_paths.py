@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 
 from figlink.text import label_roles, labels, mentions
 from figlink.text.caption_sentences import sentence_spans
@@ -142,3 +143,14 @@ def test_mention_free_tokens_before_the_first_keyword() -> None:
 def test_dot_labels_none_at_or_past_the_end() -> None:
     for text in _texts():
         assert labels._dot_label_tokens(text, {len(text), len(text) + 1, len(text) + 7}, []) == []
+
+
+def test_panel_word_needs_panel_in_lower_case() -> None:
+    # "anel" ignoring case matches ASCII letters only, so a _PANELWORD match lower-cases to "panel".
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    for ch in "anel":
+        assert set(re.findall(f"(?i:{ch})", every)) == {ch, ch.upper()}
+    pieces = ["Panel", "PANELS", "panel", "pAnEl", "\u0130", "\u017f", " A", " and B", "-", "(", ")", "x", " "]
+    for text in _texts() + _random_texts(8, pieces):
+        if labels._PANELWORD.search(text):
+            assert "panel" in text.lower()

@@ -405,11 +405,14 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
         low = text.lower()
     tokens: list[LabelToken] = []
     # (Each scan adds the spans of its tokens to ``taken``.)
+    # _PANELWORD matches only where ``low`` reads "panel": its "anel", ignoring case, matches ASCII letters
+    # only, and each lower-cases to one letter wherever it stands.
+    panel = "panel" in low
     if "(" in text:
-        if "panel" in low or "image" in low:
+        if panel or "image" in low:
             tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, taken)
         tokens += _scan(_PAREN, "paren", text, start, stop, taken)
-    if "anel" in text:
+    if panel and "anel" in text:
         words = _scan_panel_words(text, low, start, stop, taken)
         if words:
             taken += [(t.start, t.end) for t in words]
