@@ -6,7 +6,9 @@ token, a phase left out where it provably changes nothing) is compared with the 
 
 from __future__ import annotations
 
+import random
 import re
+import sys
 
 from figlink.text import label_roles, labels, mentions
 from figlink.text.caption_sentences import sentence_spans
@@ -105,3 +107,50 @@ def test_dot_labels_match_punct_at_every_clause_start() -> None:
         found = {m.end() for m in hits}
         fast = labels._clause_dot_tokens(hits, []) + labels._dot_label_tokens(text, starts - found, [])
         assert sorted(fast, key=lambda t: t.start) == sorted(plain, key=lambda t: t.start)
+
+
+def _random_texts(seed: int, pieces: list[str], count: int = 400) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(pieces) for _ in range(rng.randrange(40))) for _ in range(count)]
+
+
+def test_paired_open_count_matches_paired_span_count() -> None:
+    plain = re.compile(r"\([^()]{0,195}\)")
+    pieces = ["(", ")", "a", " ", "x" * 60, "A)", "(b", "\u00e9", "\ud800"]
+    for text in _texts() + _random_texts(3, pieces):
+        for start in (0, 1, 5):
+            assert len(labels._PAIRED.findall(text, start)) == len(plain.findall(text, start))
+
+
+def test_mention_free_tokens_before_the_first_keyword() -> None:
+    pieces = ["(A) ", "(b) ", "Fig. 1", "figure 2a", "Supplementary ", "Extended Data ", "Appendix 1\u2014",
+              "image 3 ", "IMAGE 4B", "FIG 5", " ", "x" * 30, ". ", "\u0130", "and ", "(C, D)", "a) "]
+    rng = random.Random(9)
+    # Tokens, then a gap of about 40 characters (a qualifier may stand there), then keywords.
+    split = [a + rng.choice(["", " ", "Supplementary ", "Extended Data "]).rjust(rng.randrange(34, 46)) + b
+             for a, b in zip(_random_texts(6, pieces[:2] + pieces[-3:]), _random_texts(7, pieces[2:10]))]
+    for text in _texts() + _random_texts(5, pieces) + split:
+        low = text.lower()
+        if len(low) == len(text):
+            keys = [k for k in (low.find("fig"), low.find("image")) if k >= 0]
+            assert all(m.start >= min(keys) - 40 for m in mentions.find_mentions(text, low))
+        idx = mentions.leading_figure_index(text)
+        body = idx.end if idx else 0
+        starts = [s for s, _ in sentence_spans(text, body)]
+        assert label_roles._raw_outside_mentions(text, body, starts, low) == _raw_plain(text, body, starts, low)
+
+
+def test_dot_labels_none_at_or_past_the_end() -> None:
+    for text in _texts():
+        assert labels._dot_label_tokens(text, {len(text), len(text) + 1, len(text) + 7}, []) == []
+
+
+def test_panel_word_needs_panel_in_lower_case() -> None:
+    # "anel" ignoring case matches ASCII letters only, so a _PANELWORD match lower-cases to "panel".
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    for ch in "anel":
+        assert set(re.findall(f"(?i:{ch})", every)) == {ch, ch.upper()}
+    pieces = ["Panel", "PANELS", "panel", "pAnEl", "\u0130", "\u017f", " A", " and B", "-", "(", ")", "x", " "]
+    for text in _texts() + _random_texts(8, pieces):
+        if labels._PANELWORD.search(text):
+            assert "panel" in text.lower()

@@ -11,6 +11,7 @@ a *trailer* (it closes a clause about them: "…positivity for PSA (a).") or a *
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from dataclasses import dataclass
 from itertools import chain
@@ -32,7 +33,13 @@ _IMAGE_NUMBER = re.compile(r"images?\s*\d")
 _SPACES = frozenset(" \t\n\u00a0")  # what _prev_char and next_char skip
 _MERGEABLE = frozenset({"paren", "half", "panel", "panelparen"})
 _CLAUSE_FORMS = frozenset({"dot", "colon"})
+# (Set displays in an expression are built anew each time they are evaluated; these are built once.)
+_OPENING_FORMS = frozenset({"dot", "colon", "bare"})
+_PANEL_ONLY = frozenset({"panel"})
+_PANELPAREN_ONLY = frozenset({"panelparen"})
 _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
+_FIRST = operator.itemgetter(0)
+_END = operator.attrgetter("end")
 
 
 @dataclass(slots=True)
@@ -121,7 +128,7 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
     current: set[str] = set()
     parent: set[str] = set()  # the last opener that was not a sub-label of the one before
     last: Tok | None = None
-    for k, t in enumerate(tokens):
+    for t in tokens:
         # _prev_char and next_char, inlined for a token with at most one space before (after) it.
         pj = t.start - 1
         if pj >= body and text[pj] in _SPACES:
@@ -138,15 +145,15 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
         content = bool(nxt) and nxt not in ".,;:)]"
         forms = t.forms
         labels = set(t.labels)
-        fresh = t.labels[0] not in opened and not labels & current
+        fresh = t.labels[0] not in opened and labels.isdisjoint(current)
         sub = (bool(current) and labels < current) or (bool(parent) and labels < parent)
         may_trail = fresh or sub or not current
-        if forms & {"dot", "colon", "bare"}:
+        if not forms.isdisjoint(_OPENING_FORMS):
             role = "open"  # kept only where a clause opens (see _label_tokens)
             t.at_start = True
-        elif "panel" in forms and forms <= {"panel"}:
+        elif "panel" in forms and forms <= _PANEL_ONLY:
             role = "open" if t.at_start and (content or nxt == ":") else "ref"
-        elif forms == {"panelparen"} and current:
+        elif forms == _PANELPAREN_ONLY and current:
             role = "ref"  # "(panel B)" inside a group's text points at a panel; it does not split
         elif t.at_start:
             role = "open" if content else "ref"
@@ -264,6 +271,13 @@ def _raw_outside_mentions(text: str, body: int, starts: list[int], low: str) -> 
     raw = raw_label_tokens(text, body, None, None, starts, low)
     if not raw or not ("fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)):
         return raw
+    if len(low) == len(text):
+        # Every mention starts at a keyword (a "fig" or "image" in ``low``, at the same offset as in
+        # ``text`` when lower-casing kept the length: no character lower-cases to none) or at its
+        # qualifier, at most 40 characters before it; tokens that all end by then overlap none.
+        first = min(k for k in (low.find("fig"), low.find("image")) if k >= 0)
+        if max(map(_END, raw)) <= first - 40:
+            return raw
     masked = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body]
     if any(a < t.end and t.start < b for t in raw for a, b in masked):
         return raw_label_tokens(text, body, None, masked, starts, low)
@@ -275,21 +289,23 @@ def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: s
     module docstring); ``sents`` are its sentence spans, ``low`` is ``text.lower()`` when known."""
     if low is None:
         low = text.lower()
-    starts = [s for s, _ in sents]
+    starts = list(map(_FIRST, sents))
     raw = _raw_outside_mentions(text, body, starts, low)
     if not raw:
         return []
     # Dot/colon labels and numbers only where a clause opens.
     tokens: list[LabelToken] = []
     cases: list[str] = []
+    bare = False
     for t in raw:
         case, digits = _atom_traits(t.raw)
         if (digits or t.form in _CLAUSE_FORMS) and not _opens_clause(text, t.start, body, starts):
             continue
         tokens.append(t)
         cases.append(case)
+        bare = bare or t.form == "bare"
     tokens = _one_case(tokens, cases)
-    if any(t.form == "bare" for t in tokens):
+    if bare and any(t.form == "bare" for t in tokens):  # (_one_case only drops tokens)
         bare_letters = {t.labels[0] for t in tokens if t.form == "bare"}
         if not {"a", "b"} <= bare_letters:
             tokens = [t for t in tokens if t.form != "bare"]

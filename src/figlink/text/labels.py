@@ -248,17 +248,19 @@ def _scan_panel_words(text: str, low: str, start: int, end: int,
 _HALF_HINT = re.compile(r"\)(?<=(?:[^\W_]|['\u2032\u2019])\))(?<!(?:[^\W_]|['\u2032\u2019]){5}\))")
 
 
-# "(…)" with no parenthesis inside and at most 195 characters between: its ")" closes a note for
-# _closes_note, whatever word comes before it (the "(" lies within 200 characters of that word).
-_PAIRED = re.compile(r"\([^()]{0,195}\)")
+# "(" of a "(…)" with no parenthesis inside and at most 195 characters between: its ")" closes a note
+# for _closes_note, whatever word comes before it (the "(" lies within 200 characters of that word).
+# (Only the "(" is matched, so findall makes no new strings; as nothing between holds a "(", the scan
+# finds the same "(" as it would matching through the ")".)
+_PAIRED = re.compile(r"\((?=[^()]{0,195}\))")
 
 
 def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) -> list[LabelToken]:
     """"a)", "A and B)": looked for only before a closing parenthesis that follows a short word."""
     out: list[LabelToken] = []
     if end == len(text) and text.count(")", start) == len(_PAIRED.findall(text, start)):
-        # Every ")" from ``start`` on ends a _PAIRED match found from ``start`` on (each match holds one
-        # ")"), so every ")" closes a note and none ends a half label.
+        # Every ")" from ``start`` on closes a _PAIRED "(" found from ``start`` on (each such "(" has its
+        # own ")"), so every ")" closes a note and none ends a half label.
         return out
     closed = {b - 1 for _, b in taken}
     near = [i for i in range(start, min(end, start + 5)) if text[i] == ")"]
@@ -298,10 +300,12 @@ def _dot_label_tokens(text: str, starts: "list[int] | set[int]", taken: list[tup
     out: list[LabelToken] = []
     for s in starts:
         w = text[s:s + 5]
+        if len(w) == 5 and w.isalnum():
+            continue  # a word of five or more letters or digits fails _PUNCT's look-ahead at once
         c = w[:1]
-        if not ("a" <= c <= "z" or "A" <= c <= "Z") or (len(w) == 5 and w.isalnum()):
+        if not ("a" <= c <= "z" or "A" <= c <= "Z"):
             # _PUNCT's list opens with an ASCII letter or a digit, and one opening with a number is no dot
-            # label (_parse_listing); a word of five or more letters fails its look-ahead at once.
+            # label (_parse_listing).
             continue
         w = w[:3]
         if len(w) == 3 and w.isascii() and w.isalpha() and w.strip("ivxIVX"):
@@ -396,16 +400,19 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     has it already."""
     stop = len(text) if end is None else end
     taken = list(masked or [])
-    sentence_starts = list(sentence_starts or [])
+    sentence_starts = sentence_starts or []  # (only read)
     if low is None:
         low = text.lower()
     tokens: list[LabelToken] = []
     # (Each scan adds the spans of its tokens to ``taken``.)
+    # _PANELWORD matches only where ``low`` reads "panel": its "anel", ignoring case, matches ASCII letters
+    # only, and each lower-cases to one letter wherever it stands.
+    panel = "panel" in low
     if "(" in text:
-        if "panel" in low or "image" in low:
+        if panel or "image" in low:
             tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, taken)
         tokens += _scan(_PAREN, "paren", text, start, stop, taken)
-    if "anel" in text:
+    if panel and "anel" in text:
         words = _scan_panel_words(text, low, start, stop, taken)
         if words:
             taken += [(t.start, t.end) for t in words]
@@ -418,15 +425,21 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     # heading word that opens a sentence ("Genotypes A: …").
     opening = sentence_starts + [start]
     colon = text.rfind(":")  # a heading is followed by a colon
-    heads = [m.end() for m in (_HEADING_WORD.match(text, i) for i in opening if i < stop and i < colon)
-             if m is not None] if colon >= 0 else []
+    limit = min(stop, colon)
+    heads = [m.end() for i in opening if i < limit and (m := _HEADING_WORD.match(text, i)) is not None] \
+        if colon >= 0 else []
     if stop == len(text):
         # The scan runs to the end of the text, so its look-ahead sees what _PUNCT.match sees: its hits
-        # are the clause ends where a dot label opens, read at once.
+        # are the clause ends where a dot label opens, read at once. (A place at or past the end of the
+        # text gives _dot_label_tokens no token, so none is left out here.)
         hits = _clause_label_hits(text, start)
-        found = {m.end() for m in hits}
-        others = {s for s in opening + heads if s < stop and s not in found}
-        punct = _clause_dot_tokens(hits, taken) + _dot_label_tokens(text, others, taken)
+        others = set(opening)
+        others.update(heads)
+        punct = []
+        if hits:
+            others.difference_update([m.end() for m in hits])
+            punct = _clause_dot_tokens(hits, taken)
+        punct += _dot_label_tokens(text, others, taken)
     else:
         others = {m.end() for m in _CLAUSE_END.finditer(text, start, stop)}
         others.update(s for s in opening + heads if s < stop)
