@@ -164,9 +164,9 @@ def _plain_segment(ctx: sc._Ctx, body: int) -> None:
         group, opener_group = sc._anchored(text, s, e, anchors, group, opener_group, add)
         last_anchor_sentence = anchors
     shared = sc._list_style(ctx, last_anchor_sentence) or not group
-    for s, e, fg, refs in free:
-        if refs:
-            named = {lab for t in refs for lab in t.labels}
+    for s, e, fg, ref_toks in free:
+        if ref_toks:
+            named = {lab for t in ref_toks for lab in t.labels}
             ref_labels = tuple(sorted(named, key=label_order)) if named - set(group) else ()
             if ref_labels:
                 add((s, e, ref_labels))
@@ -197,3 +197,21 @@ def test_segment_matches_plain_token_filter_form() -> None:
         plain = sc._Ctx(text, sents, tokens)
         _plain_segment(plain, body)
         assert fast.pieces == plain.pieces
+
+
+def _plain_merge_pieces(text: str, pieces: list[tuple]) -> list[tuple]:
+    out: list[tuple] = []
+    for p in sorted(pieces, key=lambda p: p[0]):
+        if out and out[-1][2] == p[2] and (p[0] <= out[-1][1] or not text[out[-1][1]:p[0]].strip()):
+            out[-1] = (out[-1][0], max(out[-1][1], p[1]), out[-1][2])
+        else:
+            out.append(p)
+    return out
+
+
+def test_merge_pieces_matches_plain_form() -> None:
+    rng = random.Random(13)
+    for text in _random_texts(_PIECE_ALPHABET, 20000, 4):
+        pieces = _random_pieces(rng, len(text), positional=False)
+        rng.shuffle(pieces)
+        assert sc._merge_pieces(text, pieces) == _plain_merge_pieces(text, pieces)

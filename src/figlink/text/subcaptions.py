@@ -355,14 +355,18 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
 def _merge_pieces(text: str, pieces: list[_Span]) -> list[_Span]:
     """Join neighbouring pieces about the same labels (only spaces between them), in order of start."""
     out: list[_Span] = []
-    for p in sorted(pieces, key=_FIRST):
-        if out:
-            last = out[-1]
-            if last[2] == p[2] and (p[0] <= last[1] or not text[last[1]:p[0]].strip()):
-                if p[1] > last[1]:
-                    out[-1] = (last[0], p[1], last[2])
-                continue
-        out.append(p)
+    if not pieces:
+        return out
+    ordered = sorted(pieces, key=_FIRST)
+    start, end, labels = ordered[0]  # the piece being joined, kept in locals until the next one differs
+    for s, e, labs in ordered[1:]:
+        if labs == labels and (s <= end or not text[end:s].strip()):
+            if e > end:
+                end = e
+            continue
+        out.append((start, end, labels))
+        start, end, labels = s, e, labs
+    out.append((start, end, labels))
     return out
 
 
