@@ -116,7 +116,7 @@ def test_shared_only_split_matches_full_segmentation() -> None:
         if find_label_tokens(text, body, sents):
             continue
         ctx = subcaptions._Ctx(text, sents, [])
-        subcaptions._segment(ctx, body)
+        subcaptions._segment(ctx)
         plain = subcaptions._merge_pieces(text, ctx.pieces)
         assert subcaptions._shared_pieces(text, sents) == plain
         assert subcaptions._build(text, subcaptions._shared_pieces(text, sents)) == subcaptions._build(text, plain)

@@ -21,14 +21,17 @@ _ABBREVIATIONS = frozenset(
 # A candidate end: terminal punctuation, optional closing quotes/brackets, then either whitespace and a
 # plausible sentence opening, or (glued, no space) an upper-case letter or an opening bracket. ("[.!?]"
 # is written out once before its repeat so that the regex engine can skip ahead to a punctuation mark.)
+# The one group is the closing run: the match starts at the mark and ``m.regs`` gives every offset the
+# splitter needs in one tuple; the end is glued exactly when the match ends where the group does (the
+# space branch takes at least one character).
 _END = re.compile(
-    r"""(?P<punct>[.!?][.!?]*)(?P<close>["'\u201d\u2019\]]*)
-        (?:(?P<space>\s+)(?=[A-Z0-9(\[\"'\u201c\u2018*#\u00a0]|[a-z][ \u00a0]+\S|[a-z](?:[-\u2013][a-z])?[).:,]\s)|(?=[A-Z(\[]))""",
+    r"""[.!?][.!?]*(["'\u201d\u2019\]]*)
+        (?:\s+(?=[A-Z0-9(\[\"'\u201c\u2018*#\u00a0]|[a-z][ \u00a0]+\S|[a-z](?:[-\u2013][a-z])?[).:,]\s)|(?=[A-Z(\[]))""",
     re.X,
 )
 # The same where the text holds no "!" or "?": it starts with a literal ".", which the regex engine skips
 # ahead to several times faster than to a character class.
-_END_DOT = re.compile(_END.pattern.replace("(?P<punct>[.!?][.!?]*)", r"(?P<punct>\.\.*)", 1), re.X)
+_END_DOT = re.compile(_END.pattern.replace("[.!?][.!?]*", r"\.\.*", 1), re.X)
 _LABEL_BEFORE = re.compile(r"(?:^|[.;:!?]\s*|^\s+)[A-Z]$|(?:^|[;:(,]\s*)[a-z]$")
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")
 _LONGEST = max(map(len, _ABBREVIATIONS))
@@ -75,7 +78,9 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     s = start
     end_re = _END_DOT if "!" not in text and "?" not in text else _END
     for m in end_re.finditer(text, start, stop):
-        dot, punct_end = m.span(1)  # groups by number (1 punct, 2 close, 3 space): cheaper than by name
+        # One tuple for every offset (match methods cost a call each): the mark at ``dot``, the run of
+        # marks to ``punct_end``, the closing quotes/brackets to ``e``, the space after them to ``end``.
+        (dot, end), (punct_end, e) = m.regs
         prev = text[dot - 1:dot]
         if prev.isalpha():
             # After a word longer than any abbreviation (_is_abbreviation's own first exit) the usual end:
@@ -89,19 +94,17 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
                     continue
         elif prev == "." and punct_end == dot + 1 and text[dot] == "." and _is_abbreviation(text, dot):
             continue
-        if m.start(3) < 0:  # glued
+        if end == e:  # glued
             before = text[dot - 2:dot] if dot >= 2 else ""
             # "cancer.A" and "tumors.(A)" split; "0.5", "U.S", "p.A" and "e.g.A" do not.
             if len(before) < 2 or not before.isalpha() or not before[1].islower():
                 continue
-        e = m.end(2)
-        if e > s:
-            # Trimmed here: text[e - 1] is the mark or a closing quote/bracket, never a space, so only the
-            # start can hold whitespace, and the trimmed span is never empty.
-            while text[s].isspace():
-                s += 1
-            spans.append((s, e))
-        s = m.end()
+        # The span is never empty: matches do not overlap, so s <= dot < e. Trimmed here: text[e - 1] is
+        # the mark or a closing quote/bracket, never a space, so only the start can hold whitespace.
+        while text[s].isspace():
+            s += 1
+        spans.append((s, e))
+        s = end
     if s < stop:  # the last sentence, trimmed at both ends
         b = stop
         while s < b and text[s].isspace():

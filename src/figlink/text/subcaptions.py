@@ -116,31 +116,30 @@ def _may_say_all(sentence: str) -> bool:
     return "all" in low or "both" in low or "each" in low or "every" in low
 
 
-def _segment(ctx: _Ctx, body: int) -> None:
+def _segment(ctx: _Ctx) -> None:
     """Cut the caption into pieces, sentence by sentence (see the module docstring, step 3)."""
     text = ctx.text
     tokens = ctx.tokens
-    add = ctx.pieces.append
+    pieces = ctx.pieces
+    add = pieces.append
     group: tuple[str, ...] = ()  # labels that unlabeled text continues to describe
     opener_group: tuple[str, ...] = ()  # the last opener that was not a sub-label of the one before
-    # Sentences without anchors, after the last anchor: span, group, and the sentence's (reference) tokens.
-    free: list[tuple[int, int, tuple[str, ...], list[Tok]]] = []
+    # Sentences without anchors, after the last anchor, as pieces of the group they continue; and the
+    # (reference) tokens of those that hold any, by start.
+    free: list[_Span] = []
+    free_refs: dict[int, list[Tok]] = {}
     last_anchor_sentence: list[Tok] = _NO_TOKENS
     # The tokens come in order of start, as the sentences do: one index walks them along, and the tokens
     # of a sentence are those from where it stands to the first one at or after the sentence's end.
     n = len(tokens)
     i = 0
     nxt = tokens[0].start if n else _NEVER
-    for s, e in ctx.sents:
-        if e <= body:
-            continue
-        if s < body:
-            s = body
+    for s, e in ctx.sents:  # (all in the body: split_caption finds the sentences from its start)
         while nxt < s:  # a token before the sentence (before the body, or in a gap) belongs to none
             i += 1
             nxt = tokens[i].start if i < n else _NEVER
         if nxt >= e:  # most sentences name no panel
-            free.append((s, e, group, _NO_TOKENS))
+            free.append((s, e, group))
             continue
         lo = i
         while nxt < e:
@@ -153,14 +152,14 @@ def _segment(ctx: _Ctx, body: int) -> None:
             if refs and not group:
                 add((s, e, refs))
                 continue
-            free.append((s, e, group, toks))
+            free.append((s, e, group))
+            free_refs[s] = toks
             continue
-        for fs, fe, fg, _ in free:
-            add((fs, fe, fg))
-        free = []
+        pieces += free
+        free = []  # (free_refs keeps its entries: they are looked up by start, and starts differ)
         group, opener_group = _anchored(text, s, e, anchors, group, opener_group, add)
         last_anchor_sentence = anchors
-    _tail(ctx, free, group, _list_style(ctx, last_anchor_sentence))
+    _tail(ctx, free, free_refs, group, _list_style(ctx, last_anchor_sentence))
 
 
 def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, ...],
@@ -276,21 +275,23 @@ def _list_style(ctx: _Ctx, anchors: list[Tok]) -> bool:
     return not openers[-1].at_start or max(gaps) < 80
 
 
-def _tail(ctx: _Ctx, free: list[tuple[int, int, tuple[str, ...], list[Tok]]], labels: tuple[str, ...],
+def _tail(ctx: _Ctx, free: list[_Span], free_refs: dict[int, list[Tok]], labels: tuple[str, ...],
           list_style: bool) -> None:
-    """Sentences after the last labeled one: the last group's, a referenced panel's, or shared."""
+    """Sentences after the last labeled one: the last group's, a referenced panel's, or shared. (Each
+    free piece holds ``labels``: the group changes only at a sentence with anchors.)"""
     shared = list_style or not labels
     add = ctx.pieces.append
-    for s, e, _, refs in free:
-        if refs:
-            named = {lab for t in refs for lab in t.labels}
+    for piece in free:
+        s, e, _ = piece
+        if free_refs and s in free_refs:
+            named = {lab for t in free_refs[s] for lab in t.labels}
             ref_labels = tuple(sorted(named, key=label_order)) if named - set(labels) else ()
             if ref_labels:
                 add((s, e, ref_labels))
                 continue
         if not shared and _is_generic(ctx.text[s:e]):
             shared = True
-        add((s, e, () if shared else labels))
+        add((s, e, ()) if shared else piece)
 
 
 def _clean(text: str, a: int, b: int) -> tuple[int, int]:
@@ -354,14 +355,18 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
 def _merge_pieces(text: str, pieces: list[_Span]) -> list[_Span]:
     """Join neighbouring pieces about the same labels (only spaces between them), in order of start."""
     out: list[_Span] = []
-    for p in sorted(pieces, key=_FIRST):
-        if out:
-            last = out[-1]
-            if last[2] == p[2] and (p[0] <= last[1] or not text[last[1]:p[0]].strip()):
-                if p[1] > last[1]:
-                    out[-1] = (last[0], p[1], last[2])
-                continue
-        out.append(p)
+    if not pieces:
+        return out
+    ordered = sorted(pieces, key=_FIRST)
+    start, end, labels = ordered[0]  # the piece being joined, kept in locals until the next one differs
+    for s, e, labs in ordered[1:]:
+        if labs == labels and (s <= end or not text[end:s].strip()):
+            if e > end:
+                end = e
+            continue
+        out.append((start, end, labels))
+        start, end, labels = s, e, labs
+    out.append((start, end, labels))
     return out
 
 
@@ -402,12 +407,20 @@ def _build(text: str, pieces: list[tuple]) -> CaptionSplit:
     piece ``(start, end, labels, positions)``. Each is cleaned (``_clean``); one without a word character
     is dropped."""
     shared: list[str] = []
-    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[list[int]]] = {}
+    in_order = True  # the groups, as first seen, are already in subcaption order (see the sort below)
+    last_start = -1
     for p in pieces:
         a = p[0]
         b = p[1]
-        if a < b and text[a] == " ":
-            a += 1
+        if a < b:
+            if text[a] == " ":
+                a += 1
+            # A piece that stops before a label ("… shown in (A)") ends in one space. _trim would take it
+            # first, so taking it here changes nothing but which path runs (where the piece is all
+            # spaces and separators, both ways give an empty span: dropped).
+            if b > a and text[b - 1] == " ":
+                b -= 1
         if a < b and text[a] not in _LEAD_CHARS and text[b - 1] not in _TAIL_STOP and text[b:b + 1] != ")":
             # _clean's usual span; a word character first is the usual proof that it holds one
             if not text[a].isalnum() and text[a] != "_" and _WORD_CHAR.search(text, a, b) is None:
@@ -423,25 +436,27 @@ def _build(text: str, pieces: list[tuple]) -> CaptionSplit:
         key = (_label_key(p[2]), positions)
         spans = groups.get(key)
         if spans is None:
-            groups[key] = [(a, b)]
+            groups[key] = [[a, b]]
+            if a < last_start or positions:
+                in_order = False
+            last_start = a
         elif spans[-1][1] >= a:
-            spans[-1] = (spans[-1][0], max(spans[-1][1], b))
+            if b > spans[-1][1]:
+                spans[-1][1] = b
         else:
-            spans.append((a, b))
-    subs = [_subcaption(text, labels, positions, spans) for (labels, positions), spans in groups.items()]
-    if len(subs) > 1:
+            spans.append([a, b])
+    subs = []
+    for (labels, positions), spans in groups.items():
+        if len(spans) == 1:
+            sub_text = text[spans[0][0]:spans[0][1]]
+        else:
+            sub_text = " ".join([text[a:b] for a, b in spans])
+        subs.append(Subcaption(list(labels), sub_text, spans, list(positions)))
+    if not in_order:
+        # Subcaptions go in order of first span, then fewer positions first. Without positions, groups
+        # first seen at non-decreasing starts are in that order already (a stable sort keeps them).
         subs.sort(key=_sub_order)
     return CaptionSplit(" ".join(shared), subs)
-
-
-def _subcaption(text: str, labels: tuple[str, ...], positions: tuple[str, ...],
-                spans: list[tuple[int, int]]) -> Subcaption:
-    """One subcaption from its spans (most have one)."""
-    if len(spans) == 1:
-        a, b = spans[0]
-        return Subcaption(list(labels), text[a:b], [[a, b]], list(positions))
-    return Subcaption(list(labels), " ".join([text[a:b] for a, b in spans]), [[a, b] for a, b in spans],
-                      list(positions))
 
 
 def _sub_order(sub: Subcaption) -> tuple[int, int]:
@@ -468,11 +483,11 @@ def split_caption(caption: str) -> CaptionSplit:
     low = text.lower()  # one lower-casing for the label and place-word scans
     tokens = find_label_tokens(text, body, sents, low)
     positions = find_positions(text, body, refs=False, low=low)  # _positional uses openers and trailers only
-    if not tokens and not any(t.role in ("open", "trail") for t in positions):
+    if not tokens and not (positions and any(t.role in ("open", "trail") for t in positions)):
         return _build(text, _shared_pieces(text, sents))
     assign_roles(text, body, tokens, set(map(_FIRST, sents)))
     ctx = _Ctx(text, sents, tokens)
-    _segment(ctx, body)
+    _segment(ctx)
     pieces = ctx.pieces = _merge_pieces(text, ctx.pieces)
     extra = _positional(ctx, positions)
     if not extra:
