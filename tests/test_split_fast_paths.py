@@ -1,4 +1,4 @@
-"""The caption splitter's own fast paths (sentence ends read from ``Match.regs``, pieces cleaned and grouped
+"""The caption splitter's own fast paths (sentence ends read from a one-group match, pieces cleaned and grouped
 with one trailing space taken first and no sort where the groups are in order, free sentences kept as
 pieces) give what the plain forms they replace give.
 

@@ -21,9 +21,9 @@ _ABBREVIATIONS = frozenset(
 # A candidate end: terminal punctuation, optional closing quotes/brackets, then either whitespace and a
 # plausible sentence opening, or (glued, no space) an upper-case letter or an opening bracket. ("[.!?]"
 # is written out once before its repeat so that the regex engine can skip ahead to a punctuation mark.)
-# The one group is the closing run: the match starts at the mark and ``m.regs`` gives every offset the
-# splitter needs in one tuple; the end is glued exactly when the match ends where the group does (the
-# space branch takes at least one character).
+# The one group is the closing run: the match starts at the mark, the group starts where the marks end, and
+# the end is glued exactly when the match ends where the group does (the space branch takes at least one
+# character).
 _END = re.compile(
     r"""[.!?][.!?]*(["'\u201d\u2019\]]*)
         (?:\s+(?=[A-Z0-9(\[\"'\u201c\u2018*#\u00a0]|[a-z][ \u00a0]+\S|[a-z](?:[-\u2013][a-z])?[).:,]\s)|(?=[A-Z(\[]))""",
@@ -78,9 +78,10 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     s = start
     end_re = _END_DOT if "!" not in text and "?" not in text else _END
     for m in end_re.finditer(text, start, stop):
-        # One tuple for every offset (match methods cost a call each): the mark at ``dot``, the run of
-        # marks to ``punct_end``, the closing quotes/brackets to ``e``, the space after them to ``end``.
-        (dot, end), (punct_end, e) = m.regs
+        # The mark at ``dot``, the run of marks to ``punct_end``, the closing quotes/brackets to ``e``, the
+        # space after them to ``end``.
+        dot, end = m.span()
+        punct_end, e = m.span(1)
         prev = text[dot - 1:dot]
         if prev.isalpha():
             # After a word longer than any abbreviation (_is_abbreviation's own first exit) the usual end:
