@@ -35,7 +35,6 @@ _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])"
 # classes, as the character is in none of them in the str pattern; a match holds ASCII bytes only, so its
 # ends fall between characters.
 _ZERO_NUMBER = re.compile(rb"0(?<![A-Za-z0_\x01]0)0*(?:[.,]0+)*(?![A-Za-z0_])")
-_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
 _DIGIT = re.compile(r"\d")
 _SPACE = re.compile(r"\s")
 _OPEN, _CLOSE = "([{", ")]}"
@@ -51,6 +50,11 @@ _ASCII_BYTES = bytes(range(128))
 # ASCII bytes that need no second look in _lower_numbers_finish: all but the sentinels and the whitespace
 # other than " " (deleting ASCII bytes from UTF-8 leaves whole multi-byte sequences: the rest decodes).
 _ORDINARY_ASCII = bytes(c for c in range(128) if chr(c) not in _SENTINELS and chr(c) not in _ASCII_OTHER_SPACES)
+# The bytes _ZERO_NUMBER reads: ASCII digits as "0", and the ASCII whitespace other than " " as "\x00", so that
+# one look finds any of it. Neither changes a match: the pattern tests a byte only for being a letter, a
+# digit, "_", "\x01", "." or ",", and whitespace and "\x00" are none of these.
+_ZEROED = bytes.maketrans(b"0123456789" + "".join(_ASCII_OTHER_SPACES).encode(),
+                          b"0" * 10 + b"\x00" * len(_ASCII_OTHER_SPACES))
 # Byte classes for token_count: word characters "w", joiners "-", everything else " ".
 _CHAR_CLASS = bytes.maketrans(
     bytes(range(128)),
@@ -75,17 +79,18 @@ def _replace_numbers(text: str) -> str:
     raw = text.encode("utf-8", "surrogatepass")
     if not text.isascii() and _DIGIT.search(_decode(raw.translate(None, _ASCII_BYTES))):
         return _NUMBER.sub("\x01", text)  # a non-ASCII decimal digit
-    return _decode(b"\x01".join(_number_gaps(raw)))
+    return _decode(b"\x01".join(_number_gaps(raw, raw.translate(_ZEROED))))
 
 
 def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogatepass")  # the inverse of encode("utf-8", "surrogatepass")
 
 
-def _number_gaps(raw: bytes) -> list[bytes]:
-    """The pieces of ``raw`` (UTF-8 without non-ASCII decimal digits) around the numbers _NUMBER finds."""
+def _number_gaps(raw: bytes, zeroed: bytes) -> list[bytes]:
+    """The pieces of ``raw`` (UTF-8 without non-ASCII decimal digits) around the numbers _NUMBER finds;
+    ``zeroed`` is ``raw.translate(_ZEROED)``."""
     gaps, c = [], 0
-    for m in _ZERO_NUMBER.finditer(raw.translate(_DIGITS_AS_ZERO)):
+    for m in _ZERO_NUMBER.finditer(zeroed):
         a, b = m.span()
         gaps.append(raw[c:a])
         c = b
@@ -96,26 +101,33 @@ def _number_gaps(raw: bytes) -> list[bytes]:
 def _lower_numbers_finish(text: str) -> str:
     """``_finish(_replace_numbers(text.lower()))`` in one pass over the UTF-8 bytes.
 
-    Only the non-ASCII characters, sentinels and whitespace other than " " (``rest``) are looked at as a str.
-    When lower-casing changes none of the non-ASCII characters, ``bytes.lower`` (ASCII letters only) gives
-    ``str.lower``'s result: ``str.lower`` maps each character on its own but for final sigma, and "Σ" always
-    changes. The numbers become "[NUM]" at once: replacing a non-space by non-spaces commutes with the
-    whitespace collapse, which is skipped when ``rest`` has no whitespace and the text has no double,
-    leading or trailing " " (lower-casing and numbers never add or remove whitespace).
+    Of a text that is not ASCII, only the non-ASCII characters, sentinels and whitespace other than " "
+    (``unusual``) are looked at as a str. When lower-casing changes none of the non-ASCII characters,
+    ``bytes.lower`` (ASCII letters only) gives ``str.lower``'s result: ``str.lower`` maps each character on
+    its own but for final sigma, and "Σ" always changes. An ASCII text has nothing to lower but ASCII
+    letters and no non-ASCII digit; its other whitespace shows as "\\x00" in ``zeroed``, and its sentinels are
+    looked for in the text itself (a quick memchr). The numbers become "[NUM]" at once: replacing a non-space
+    by non-spaces commutes with the whitespace collapse, which is skipped when the text has no double,
+    leading or trailing " " and no other whitespace (lower-casing and numbers never add or remove any).
     """
     raw = text.encode("utf-8", "surrogatepass")
-    rest = _decode(raw.translate(None, _ORDINARY_ASCII))
-    if rest.lower() != rest:
-        raw = text.lower().encode("utf-8", "surrogatepass")
-        rest = _decode(raw.translate(None, _ORDINARY_ASCII))
-    if _DIGIT.search(rest):
-        return _finish(_replace_numbers(text.lower()))  # a non-ASCII decimal digit: the str pattern
+    ascii_text = text.isascii()
+    unusual = text
+    if not ascii_text:
+        unusual = _decode(raw.translate(None, _ORDINARY_ASCII))
+        if unusual.lower() != unusual:
+            raw = text.lower().encode("utf-8", "surrogatepass")
+            unusual = _decode(raw.translate(None, _ORDINARY_ASCII))
+        if _DIGIT.search(unusual):
+            return _finish(_replace_numbers(text.lower()))  # a non-ASCII decimal digit: the str pattern
     raw = raw.lower()
-    out = _decode(b"[NUM]".join(_number_gaps(raw)))
-    if b"  " in raw or raw[:1] == b" " or raw[-1:] == b" " or _SPACE.search(rest):
+    zeroed = raw.translate(_ZEROED)
+    out = _decode(b"[NUM]".join(_number_gaps(raw, zeroed)))
+    other_space = b"\x00" in zeroed if ascii_text else _SPACE.search(unusual) is not None
+    if other_space or raw[:1] == b" " or raw[-1:] == b" " or b"  " in raw:
         out = " ".join(out.split())
     for k, v in _SENTINELS.items():
-        if k in rest:
+        if k in unusual:
             out = out.replace(k, v)
     return out
 
