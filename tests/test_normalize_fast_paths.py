@@ -96,3 +96,14 @@ def test_lower_numbers_finish_on_ascii_text() -> None:
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
         expected = _plain_finish(normalize._NUMBER.sub("\x01", text.lower()))
         assert normalize._lower_numbers_finish(text) == expected, repr(text)
+
+
+def test_inline_relations_next_to_letter_runs() -> None:
+    """The window scan starts after the last run of three letters: relations glued to words, "&lt;" and
+    Greek operands next to such runs still come out as the plain window scan finds them."""
+    rng = random.Random(6)
+    pieces = ["a", "b", "Z", "ab", "abc", "word", "_", "\u03b1", "\u03b2\u03b3", "\u00e9", "1", "12", "0.5", "%",
+              " ", "=", "<", ">", "\u2264", "-", "+", "/", "&lt;", "&gt;", "&", ";", ".", ",", "(", ")", "\n"]
+    for _ in range(6000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 40)))
+        assert normalize._replace_equations(text) == _plain_replace_equations(text), repr(text)

@@ -26,6 +26,10 @@ _OPERAND = r"(?:[A-Za-z\u0391-\u03c9]{1,2}\d{0,2}|\d+(?:[.,]\d+)?%?)"
 _OPERATOR = r"(?:[=<>\u2264\u2265\u2248\u2260\u00b1+\u2212\-*/^\u00d7\u00b7]|&lt;|&gt;)"
 _RELATION = re.compile(rf"(?<![\w.]){_OPERAND}(?:\s*{_OPERATOR}+\s*{_OPERAND})+(?![\w])")
 _RELATIONAL_CHARS = "=<>\u2264\u2265\u2248\u2260"  # the ASCII ones first
+# The last run of three ASCII letters before a point. No relation covers any of its letters: inside one,
+# letters come at most two in a row (an operand's, or "lt"/"gt" between "&" and ";"), and a relation neither
+# starts right after a word character nor ends right before one.
+_LAST_LETTER_RUN = re.compile(r"(?s:.*)[A-Za-z]{3}")
 # A run of digits not glued to a word; the digit comes before the look-behind so the engine skips to digits.
 _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])")
 # The same on UTF-8 bytes whose ASCII digits all read "0" (_DIGITS_AS_ZERO): a pattern led by one literal
@@ -147,8 +151,12 @@ def _replace_equations(text: str) -> str:
             continue
         # The first relation of the window around the operator (in the order finditer gives them) that ends
         # after it; it holds the operator unless it starts after it.
-        hi = min(len(text), i + 40)
-        m = _RELATION.search(text, max(0, i - 24), hi)
+        # The scan may start after the window's last run of three letters before the operator: no relation
+        # covers the run, so a scan from the window's start finds relations that end before it, then the
+        # same ones as a scan from its end.
+        lo, hi = max(0, i - 24), min(len(text), i + 40)
+        barrier = _LAST_LETTER_RUN.match(text, lo, i)
+        m = _RELATION.search(text, barrier.end() if barrier else lo, hi)
         while m is not None and m.end() <= i:
             m = _RELATION.search(text, m.end(), hi)
         if m is not None and m.start() <= i and (not spans or m.start() >= spans[-1][1]):
