@@ -18,6 +18,7 @@ from figlink.text.caption_sentences import sentence_spans
 
 NUM, EQUATION, BRACKET = "[NUM]", "[EQUATION]", "[BRACKET]"
 _SENTINELS = {"\x01": NUM, "\x02": EQUATION, "\x03": BRACKET}
+_SENTINEL_BYTES = tuple((k, k.encode(), v.encode()) for k, v in _SENTINELS.items())  # replaced in UTF-8
 
 _MATHML = re.compile(r"<(?:\w+:)?math\b.*?</(?:\w+:)?math\s*>", re.S | re.I)
 _TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")
@@ -110,9 +111,10 @@ def _lower_numbers_finish(text: str) -> str:
     ``bytes.lower`` (ASCII letters only) gives ``str.lower``'s result: ``str.lower`` maps each character on
     its own but for final sigma, and "Σ" always changes. An ASCII text has nothing to lower but ASCII
     letters and no non-ASCII digit; its other whitespace shows as "\\x00" in ``zeroed``, and its sentinels are
-    looked for in the text itself (a quick memchr). The numbers become "[NUM]" at once: replacing a non-space
-    by non-spaces commutes with the whitespace collapse, which is skipped when the text has no double,
-    leading or trailing " " and no other whitespace (lower-casing and numbers never add or remove any).
+    looked for in the text itself (a quick memchr). Numbers and sentinels become placeholders on the bytes:
+    replacing a non-space by non-spaces commutes with the whitespace collapse, which is skipped when the
+    text has no double, leading or trailing " " and no other whitespace (lower-casing and numbers never add
+    or remove any).
     """
     raw = text.encode("utf-8", "surrogatepass")
     ascii_text = text.isascii()
@@ -126,14 +128,14 @@ def _lower_numbers_finish(text: str) -> str:
             return _finish(_replace_numbers(text.lower()))  # a non-ASCII decimal digit: the str pattern
     raw = raw.lower()
     zeroed = raw.translate(_ZEROED)
-    out = _decode(b"[NUM]".join(_number_gaps(raw, zeroed)))
+    out = b"[NUM]".join(_number_gaps(raw, zeroed))
+    for k, k_byte, placeholder in _SENTINEL_BYTES:
+        if k in unusual:
+            out = out.replace(k_byte, placeholder)
     other_space = b"\x00" in zeroed if ascii_text else _SPACE.search(unusual) is not None
     if other_space or raw[:1] == b" " or raw[-1:] == b" " or b"  " in raw:
-        out = " ".join(out.split())
-    for k, v in _SENTINELS.items():
-        if k in unusual:
-            out = out.replace(k, v)
-    return out
+        return " ".join(_decode(out).split())
+    return _decode(out)
 
 
 def _replace_equations(text: str) -> str:
