@@ -86,3 +86,24 @@ def test_inline_relations_match_the_window_scan() -> None:
     for _ in range(4000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 40)))
         assert normalize._replace_equations(text) == _plain_replace_equations(text), repr(text)
+
+
+def test_lower_numbers_finish_on_ascii_text() -> None:
+    """ASCII text takes its own path (other whitespace read from the zeroed bytes, sentinels from the text)."""
+    pieces = [p for p in _PIECES if p.isascii()] + ["\r", "\x0c", "\x1d", "\x1e", "A", "Q", "_1", "1_", "0.5a"]
+    rng = random.Random(12)
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        expected = _plain_finish(normalize._NUMBER.sub("\x01", text.lower()))
+        assert normalize._lower_numbers_finish(text) == expected, repr(text)
+
+
+def test_inline_relations_next_to_letter_runs() -> None:
+    """The window scan starts after the last run of three letters: relations glued to words, "&lt;" and
+    Greek operands next to such runs still come out as the plain window scan finds them."""
+    rng = random.Random(6)
+    pieces = ["a", "b", "Z", "ab", "abc", "word", "_", "\u03b1", "\u03b2\u03b3", "\u00e9", "1", "12", "0.5", "%",
+              " ", "=", "<", ">", "\u2264", "-", "+", "/", "&lt;", "&gt;", "&", ";", ".", ",", "(", ")", "\n"]
+    for _ in range(6000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 40)))
+        assert normalize._replace_equations(text) == _plain_replace_equations(text), repr(text)

@@ -18,6 +18,7 @@ from figlink.text.caption_sentences import sentence_spans
 
 NUM, EQUATION, BRACKET = "[NUM]", "[EQUATION]", "[BRACKET]"
 _SENTINELS = {"\x01": NUM, "\x02": EQUATION, "\x03": BRACKET}
+_SENTINEL_BYTES = tuple((k, k.encode(), v.encode()) for k, v in _SENTINELS.items())  # replaced in UTF-8
 
 _MATHML = re.compile(r"<(?:\w+:)?math\b.*?</(?:\w+:)?math\s*>", re.S | re.I)
 _TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")
@@ -26,6 +27,10 @@ _OPERAND = r"(?:[A-Za-z\u0391-\u03c9]{1,2}\d{0,2}|\d+(?:[.,]\d+)?%?)"
 _OPERATOR = r"(?:[=<>\u2264\u2265\u2248\u2260\u00b1+\u2212\-*/^\u00d7\u00b7]|&lt;|&gt;)"
 _RELATION = re.compile(rf"(?<![\w.]){_OPERAND}(?:\s*{_OPERATOR}+\s*{_OPERAND})+(?![\w])")
 _RELATIONAL_CHARS = "=<>\u2264\u2265\u2248\u2260"  # the ASCII ones first
+# The last run of three ASCII letters before a point. No relation covers any of its letters: inside one,
+# letters come at most two in a row (an operand's, or "lt"/"gt" between "&" and ";"), and a relation neither
+# starts right after a word character nor ends right before one.
+_LAST_LETTER_RUN = re.compile(r"(?s:.*)[A-Za-z]{3}")
 # A run of digits not glued to a word; the digit comes before the look-behind so the engine skips to digits.
 _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])")
 # The same on UTF-8 bytes whose ASCII digits all read "0" (_DIGITS_AS_ZERO): a pattern led by one literal
@@ -35,7 +40,6 @@ _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])"
 # classes, as the character is in none of them in the str pattern; a match holds ASCII bytes only, so its
 # ends fall between characters.
 _ZERO_NUMBER = re.compile(rb"0(?<![A-Za-z0_\x01]0)0*(?:[.,]0+)*(?![A-Za-z0_])")
-_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
 _DIGIT = re.compile(r"\d")
 _SPACE = re.compile(r"\s")
 _OPEN, _CLOSE = "([{", ")]}"
@@ -51,6 +55,11 @@ _ASCII_BYTES = bytes(range(128))
 # ASCII bytes that need no second look in _lower_numbers_finish: all but the sentinels and the whitespace
 # other than " " (deleting ASCII bytes from UTF-8 leaves whole multi-byte sequences: the rest decodes).
 _ORDINARY_ASCII = bytes(c for c in range(128) if chr(c) not in _SENTINELS and chr(c) not in _ASCII_OTHER_SPACES)
+# The bytes _ZERO_NUMBER reads: ASCII digits as "0", and the ASCII whitespace other than " " as "\x00", so that
+# one look finds any of it. Neither changes a match: the pattern tests a byte only for being a letter, a
+# digit, "_", "\x01", "." or ",", and whitespace and "\x00" are none of these.
+_ZEROED = bytes.maketrans(b"0123456789" + "".join(_ASCII_OTHER_SPACES).encode(),
+                          b"0" * 10 + b"\x00" * len(_ASCII_OTHER_SPACES))
 # Byte classes for token_count: word characters "w", joiners "-", everything else " ".
 _CHAR_CLASS = bytes.maketrans(
     bytes(range(128)),
@@ -75,17 +84,18 @@ def _replace_numbers(text: str) -> str:
     raw = text.encode("utf-8", "surrogatepass")
     if not text.isascii() and _DIGIT.search(_decode(raw.translate(None, _ASCII_BYTES))):
         return _NUMBER.sub("\x01", text)  # a non-ASCII decimal digit
-    return _decode(b"\x01".join(_number_gaps(raw)))
+    return _decode(b"\x01".join(_number_gaps(raw, raw.translate(_ZEROED))))
 
 
 def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogatepass")  # the inverse of encode("utf-8", "surrogatepass")
 
 
-def _number_gaps(raw: bytes) -> list[bytes]:
-    """The pieces of ``raw`` (UTF-8 without non-ASCII decimal digits) around the numbers _NUMBER finds."""
+def _number_gaps(raw: bytes, zeroed: bytes) -> list[bytes]:
+    """The pieces of ``raw`` (UTF-8 without non-ASCII decimal digits) around the numbers _NUMBER finds;
+    ``zeroed`` is ``raw.translate(_ZEROED)``."""
     gaps, c = [], 0
-    for m in _ZERO_NUMBER.finditer(raw.translate(_DIGITS_AS_ZERO)):
+    for m in _ZERO_NUMBER.finditer(zeroed):
         a, b = m.span()
         gaps.append(raw[c:a])
         c = b
@@ -96,28 +106,36 @@ def _number_gaps(raw: bytes) -> list[bytes]:
 def _lower_numbers_finish(text: str) -> str:
     """``_finish(_replace_numbers(text.lower()))`` in one pass over the UTF-8 bytes.
 
-    Only the non-ASCII characters, sentinels and whitespace other than " " (``rest``) are looked at as a str.
-    When lower-casing changes none of the non-ASCII characters, ``bytes.lower`` (ASCII letters only) gives
-    ``str.lower``'s result: ``str.lower`` maps each character on its own but for final sigma, and "Σ" always
-    changes. The numbers become "[NUM]" at once: replacing a non-space by non-spaces commutes with the
-    whitespace collapse, which is skipped when ``rest`` has no whitespace and the text has no double,
-    leading or trailing " " (lower-casing and numbers never add or remove whitespace).
+    Of a text that is not ASCII, only the non-ASCII characters, sentinels and whitespace other than " "
+    (``unusual``) are looked at as a str. When lower-casing changes none of the non-ASCII characters,
+    ``bytes.lower`` (ASCII letters only) gives ``str.lower``'s result: ``str.lower`` maps each character on
+    its own but for final sigma, and "Σ" always changes. An ASCII text has nothing to lower but ASCII
+    letters and no non-ASCII digit; its other whitespace shows as "\\x00" in ``zeroed``, and its sentinels are
+    looked for in the text itself (a quick memchr). Numbers and sentinels become placeholders on the bytes:
+    replacing a non-space by non-spaces commutes with the whitespace collapse, which is skipped when the
+    text has no double, leading or trailing " " and no other whitespace (lower-casing and numbers never add
+    or remove any).
     """
     raw = text.encode("utf-8", "surrogatepass")
-    rest = _decode(raw.translate(None, _ORDINARY_ASCII))
-    if rest.lower() != rest:
-        raw = text.lower().encode("utf-8", "surrogatepass")
-        rest = _decode(raw.translate(None, _ORDINARY_ASCII))
-    if _DIGIT.search(rest):
-        return _finish(_replace_numbers(text.lower()))  # a non-ASCII decimal digit: the str pattern
+    ascii_text = text.isascii()
+    unusual = text
+    if not ascii_text:
+        unusual = _decode(raw.translate(None, _ORDINARY_ASCII))
+        if unusual.lower() != unusual:
+            raw = text.lower().encode("utf-8", "surrogatepass")
+            unusual = _decode(raw.translate(None, _ORDINARY_ASCII))
+        if _DIGIT.search(unusual):
+            return _finish(_replace_numbers(text.lower()))  # a non-ASCII decimal digit: the str pattern
     raw = raw.lower()
-    out = _decode(b"[NUM]".join(_number_gaps(raw)))
-    if b"  " in raw or raw[:1] == b" " or raw[-1:] == b" " or _SPACE.search(rest):
-        out = " ".join(out.split())
-    for k, v in _SENTINELS.items():
-        if k in rest:
-            out = out.replace(k, v)
-    return out
+    zeroed = raw.translate(_ZEROED)
+    out = b"[NUM]".join(_number_gaps(raw, zeroed))
+    for k, k_byte, placeholder in _SENTINEL_BYTES:
+        if k in unusual:
+            out = out.replace(k_byte, placeholder)
+    other_space = b"\x00" in zeroed if ascii_text else _SPACE.search(unusual) is not None
+    if other_space or raw[:1] == b" " or raw[-1:] == b" " or b"  " in raw:
+        return " ".join(_decode(out).split())
+    return _decode(out)
 
 
 def _replace_equations(text: str) -> str:
@@ -135,8 +153,12 @@ def _replace_equations(text: str) -> str:
             continue
         # The first relation of the window around the operator (in the order finditer gives them) that ends
         # after it; it holds the operator unless it starts after it.
-        hi = min(len(text), i + 40)
-        m = _RELATION.search(text, max(0, i - 24), hi)
+        # The scan may start after the window's last run of three letters before the operator: no relation
+        # covers the run, so a scan from the window's start finds relations that end before it, then the
+        # same ones as a scan from its end.
+        lo, hi = max(0, i - 24), min(len(text), i + 40)
+        barrier = _LAST_LETTER_RUN.match(text, lo, i)
+        m = _RELATION.search(text, barrier.end() if barrier else lo, hi)
         while m is not None and m.end() <= i:
             m = _RELATION.search(text, m.end(), hi)
         if m is not None and m.start() <= i and (not spans or m.start() >= spans[-1][1]):
