@@ -114,12 +114,40 @@ def _random_texts(seed: int, pieces: list[str], count: int = 400) -> list[str]:
     return ["".join(rng.choice(pieces) for _ in range(rng.randrange(40))) for _ in range(count)]
 
 
-def test_paired_open_count_matches_paired_span_count() -> None:
+def test_every_close_ends_note_matches_paired_span_count() -> None:
     plain = re.compile(r"\([^()]{0,195}\)")
-    pieces = ["(", ")", "a", " ", "x" * 60, "A)", "(b", "\u00e9", "\ud800"]
-    for text in _texts() + _random_texts(3, pieces):
+    pieces = ["(", ")", "a", " ", "x" * 60, "x" * 195, "A)", "(b", "\u00e9", "\ud800", "\x00"]
+    for text in _texts() + _random_texts(3, pieces) + _random_texts(4, pieces[:5] + ["x" * 97]):
         for start in (0, 1, 5):
-            assert len(labels._PAIRED.findall(text, start)) == len(plain.findall(text, start))
+            expected = text.count(")", start) == len(plain.findall(text, start))
+            assert labels._every_close_ends_note(text, start) == expected
+
+
+def test_heading_word_matches_backtracking_form() -> None:
+    plain = re.compile(r"[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)")
+    pieces = ["A", "Ab", "abcde", "ab", " ", "\t", "\u00a0", "\u2003", ":", " :", "x", "\u00e9", "\ud800", "."]
+    for text in _texts() + _random_texts(5, pieces) + _random_texts(6, pieces[:4] + [" ", ":"]):
+        for i in range(len(text) + 1):
+            m, p = labels._HEADING_WORD.match(text, i), plain.match(text, i)
+            assert (m and m.span()) == (p and p.span())
+
+
+def test_figure_index_opener_gate() -> None:
+    def plain(caption: str) -> object:
+        i = 0
+        while i < len(caption) and caption[i] in " \t\n\u00a0":
+            i += 1
+        return mentions._KEYWORD.match(caption, i)
+
+    firsts = [chr(o) for o in range(0x250)] + ["\u2003", "\u212a", "\ud800", "\U0001d400"]
+    for first in firsts:
+        for rest in ("igure 1. x", "upplementary Fig. 2", "xtended Data Fig. 3 |", "mage 4", "ppendix 1\u2014figure 2", ""):
+            caption = first + rest
+            if plain(caption) is None:
+                assert mentions.leading_figure_index(caption) is None
+            if first not in mentions._INDEX_OPENERS and first.isascii():
+                assert plain(caption) is None  # the gate's claim
+    assert mentions.leading_figure_index("") is None
 
 
 def test_mention_free_tokens_before_the_first_keyword() -> None:

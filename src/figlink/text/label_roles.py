@@ -170,9 +170,10 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
         last = t
         if role == "open":
             opened.update(t.labels)
+            # (``labels`` is a new set per token and these sets are only read, so they may share it.)
             if not (parent and labels < parent) or t.at_start:
-                parent = set(labels)
-            current = set(t.labels)
+                parent = labels
+            current = labels
         elif role == "trail":
             opened.update(t.labels)
 

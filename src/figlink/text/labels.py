@@ -248,20 +248,25 @@ def _scan_panel_words(text: str, low: str, start: int, end: int,
 _HALF_HINT = re.compile(r"\)(?<=(?:[^\W_]|['\u2032\u2019])\))(?<!(?:[^\W_]|['\u2032\u2019]){5}\))")
 
 
-# "(" of a "(…)" with no parenthesis inside and at most 195 characters between: its ")" closes a note
-# for _closes_note, whatever word comes before it (the "(" lies within 200 characters of that word).
-# (Only the "(" is matched, so findall makes no new strings; as nothing between holds a "(", the scan
-# finds the same "(" as it would matching through the ")".)
-_PAIRED = re.compile(r"\((?=[^()]{0,195}\))")
+def _every_close_ends_note(text: str, start: int) -> bool:
+    """Whether every ")" from ``start`` on closes a "(" found from ``start`` on, with no parenthesis and at
+    most 195 characters between: then it closes a note for _closes_note, whatever word comes before it (the
+    "(" lies within 200 characters of that word)."""
+    # The pieces between the ")" hold no ")"; the last "(" of each is the parenthesis before its ")".
+    pieces = text[start:].split(")")
+    pieces.pop()  # the text after the last ")"
+    for piece in pieces:
+        k = piece.rfind("(")
+        if k < 0 or len(piece) - k - 1 > 195:
+            return False
+    return True
 
 
 def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) -> list[LabelToken]:
     """"a)", "A and B)": looked for only before a closing parenthesis that follows a short word."""
     out: list[LabelToken] = []
-    if end == len(text) and text.count(")", start) == len(_PAIRED.findall(text, start)):
-        # Every ")" from ``start`` on closes a _PAIRED "(" found from ``start`` on (each such "(" has its
-        # own ")"), so every ")" closes a note and none ends a half label.
-        return out
+    if end == len(text) and _every_close_ends_note(text, start):
+        return out  # no ")" ends a half label
     closed = {b - 1 for _, b in taken}
     near = [i for i in range(start, min(end, start + 5)) if text[i] == ")"]
     hinted = [m.start() for m in _HALF_HINT.finditer(text, start + 5, end)] if end > start + 5 else []
@@ -370,7 +375,10 @@ def _clause_label_hits(text: str, start: int) -> "list[re.Match[str]]":
     return hits
 
 
-_HEADING_WORD = re.compile(r"[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)")  # "Genotypes A: …"
+# "Genotypes A: …". (Possessive: no run gives back a character, since what follows a run cannot match
+# one of its characters: a space after [a-z], a letter after \s, \s or ":" after [A-Za-z]; the same
+# matches, without the regex engine trying shorter runs where one fails.)
+_HEADING_WORD = re.compile(r"[A-Z][a-z]++\s++(?=[A-Za-z]{1,4}+\s*+:)")
 
 
 def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) -> list[LabelToken]:

@@ -326,6 +326,10 @@ class FigureIndex:
 
 
 _INDEX_TAIL = re.compile(rf"\s*(?:[.:|]|{_D}(?!\s*figure))?\s*")
+# The ASCII characters a figure index can open with: a space that is skipped, or the first letter of a
+# keyword (_KEYWORD's "(?=[saefi])", ignoring case; the other characters that it matches, "İ", "ı" and
+# "ſ", are not ASCII).
+_INDEX_OPENERS = frozenset(" \t\nsaefiSAEFI")
 
 
 def leading_figure_index(caption: str) -> FigureIndex | None:
@@ -335,6 +339,9 @@ def leading_figure_index(caption: str) -> FigureIndex | None:
     → ``"ED4"``; ``"Figure 1—figure supplement 2."`` → ``"1-s2"``. Panel letters after the number are not
     read ("Figure 1 A schematic…" keeps "A schematic…" as caption text).
     """
+    first = caption[:1]
+    if first not in _INDEX_OPENERS and first.isascii():
+        return None  # _KEYWORD cannot match at the start (nor in an empty caption): most captions
     i = 0
     while i < len(caption) and caption[i] in " \t\n\u00a0":
         i += 1
