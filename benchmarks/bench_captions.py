@@ -2,7 +2,8 @@
 
 Measures, in one run:
 - split + normalize throughput (``split_caption`` + basic and advanced SciCap normalization) in captions
-  per CPU-second on one core, with p50/p99 latency per caption, on every figure caption of the JATS
+  per CPU-second on one core (the median of five rounds, and captions over the sum of each caption's fastest
+  time, which a busy shared machine does not lower), with p50/p99 latency per caption, on every figure caption of the JATS
   development articles plus the prostate gold captions (long, multi-panel captions), and again on short
   ROCO captions; then the whole caption stage ingest runs per figure (split, compound cues, every
   normalized field, keyword filter);
@@ -121,8 +122,12 @@ def speed(captions: list[str], seconds: float, fn: Callable[[str], None] = proce
             n += len(captions)
         rates.append(n / (time.process_time() - cpu0))
         done += n
+    # Each caption's fastest pass: what the code costs where no other load slowed any of its passes.
+    k = len(captions)
+    fastest = [min(latencies[i::k]) for i in range(k)]
     latencies.sort()
     return {"captions": done, "per_s": statistics.median(rates), "per_s_min": min(rates), "per_s_max": max(rates),
+            "per_s_fastest": k / sum(fastest),
             "p50_us": 1e6 * statistics.median(latencies),
             "p99_us": 1e6 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))],
             "chars_mean": sum(map(len, captions)) / len(captions)}
@@ -176,6 +181,8 @@ def table(r: dict[str, Any]) -> str:
     rows = [
         ("split + normalize throughput", f"{s['per_s']:,.0f} captions/s per core",
          f"target >= 5,000; median of 5 rounds ({s['per_s_min']:,.0f}-{s['per_s_max']:,.0f})"),
+        ("same, each caption's fastest pass", f"{s['per_s_fastest']:,.0f} captions/s per core",
+         "captions over the sum of their fastest times: the code's cost without other load"),
         ("latency p50 / p99", f"{s['p50_us']:.0f} us / {s['p99_us']:.0f} us",
          f"JATS + gold captions, mean {s['chars_mean']:.0f} chars ({s['captions']:,} processed)"),
         ("same, short captions", f"{t['per_s']:,.0f} captions/s per core",
