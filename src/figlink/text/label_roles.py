@@ -39,7 +39,7 @@ _PANEL_ONLY = frozenset({"panel"})
 _PANELPAREN_ONLY = frozenset({"panelparen"})
 _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
 _FIRST = operator.itemgetter(0)
-_END = operator.attrgetter("end")
+_TOKEN_END = operator.attrgetter("end")
 
 
 @dataclass(slots=True)
@@ -277,7 +277,7 @@ def _raw_outside_mentions(text: str, body: int, starts: list[int], low: str) -> 
         # ``text`` when lower-casing kept the length: no character lower-cases to none) or at its
         # qualifier, at most 40 characters before it; tokens that all end by then overlap none.
         first = min(k for k in (low.find("fig"), low.find("image")) if k >= 0)
-        if max(map(_END, raw)) <= first - 40:
+        if max(map(_TOKEN_END, raw)) <= first - 40:
             return raw
     masked = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body]
     if any(a < t.end and t.start < b for t in raw for a, b in masked):

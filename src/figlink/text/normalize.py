@@ -81,14 +81,18 @@ def remove_figure_label(caption: str) -> str:
 
 def _replace_numbers(text: str) -> str:
     """``_NUMBER.sub("\\x01", text)``, found with _ZERO_NUMBER where that is exact."""
-    raw = text.encode("utf-8", "surrogatepass")
+    raw = _encode(text)
     if not text.isascii() and _DIGIT.search(_decode(raw.translate(None, _ASCII_BYTES))):
         return _NUMBER.sub("\x01", text)  # a non-ASCII decimal digit
     return _decode(b"\x01".join(_number_gaps(raw, raw.translate(_ZEROED))))
 
 
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # lone surrogates too: the bytes passes read every text
+
+
 def _decode(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogatepass")  # the inverse of encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "surrogatepass")  # the inverse of _encode
 
 
 def _number_gaps(raw: bytes, zeroed: bytes) -> list[bytes]:
@@ -116,13 +120,13 @@ def _lower_numbers_finish(text: str) -> str:
     text has no double, leading or trailing " " and no other whitespace (lower-casing and numbers never add
     or remove any).
     """
-    raw = text.encode("utf-8", "surrogatepass")
+    raw = _encode(text)
     ascii_text = text.isascii()
     unusual = text
     if not ascii_text:
         unusual = _decode(raw.translate(None, _ORDINARY_ASCII))
         if unusual.lower() != unusual:
-            raw = text.lower().encode("utf-8", "surrogatepass")
+            raw = _encode(text.lower())
             unusual = _decode(raw.translate(None, _ORDINARY_ASCII))
         if _DIGIT.search(unusual):
             return _finish(_replace_numbers(text.lower()))  # a non-ASCII decimal digit: the str pattern
@@ -254,7 +258,7 @@ def token_count(text: str) -> int:
     if not text.isascii():
         # The non-ASCII characters alone (ASCII bytes never occur inside a multi-byte UTF-8 sequence): each
         # word character among them is written "a" and U+2019 "'"; every other one encodes as "?" (other).
-        rest = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+        rest = _decode(_encode(text).translate(None, _ASCII_BYTES))
         for ch in set(_NON_ASCII_WORD.findall(rest)):
             text = text.replace(ch, "a")
         if "\u2019" in rest:
