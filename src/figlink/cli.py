@@ -23,9 +23,12 @@ def _mount_subcommands() -> None:
     from figlink.text.cli_captions import captions_app
 
     from figlink.vision.cli_panels import panels_command
+    from figlink.learn.cli import embed, train_app
 
     app.add_typer(captions_app, name="captions", help="Caption intelligence: subcaptions, cues, normalization.")
     app.command("panels")(panels_command)
+    app.add_typer(train_app, name="train", help="Train the learned models (matcher).")
+    app.command("embed")(embed)
 
 
 _mount_subcommands()

@@ -1,0 +1,248 @@
+"""The image–text matcher on the 40 OpenStax sample pairs: features, cache, training, metrics, model
+directories, `figlink embed` and `figlink train matcher`. CPU only, a few seconds of training."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import typer
+from typer.testing import CliRunner
+
+from figlink.learn.cache import FeatureCache
+from figlink.learn.dataset import featurize_pairs
+from figlink.learn.embedder import DEFAULT_MODEL, load_matcher, save_matcher
+from figlink.learn.evaluate import bm25_scores, chance, metrics_from_scores
+from figlink.learn.featurize import image_features
+from figlink.learn.matcher import MatcherConfig
+from figlink.learn.model_dir import MANIFEST, ModelError
+from figlink.learn.records import read_pair_file
+from figlink.learn.train import TrainSettings, encode_all, evaluate, resolve_device, train_matcher
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "pairs"
+PAIRS = SAMPLES / "pairs.jsonl"
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> FeatureCache:
+    return FeatureCache(tmp_path_factory.mktemp("features"))
+
+
+@pytest.fixture(scope="module")
+def feats(cache):
+    torch.set_num_threads(1)
+    pairs, bad = read_pair_file(PAIRS)
+    assert len(pairs) == 40 and not bad
+    f, bad = featurize_pairs(pairs, cache, ocr=False)
+    assert not bad
+    return f
+
+
+@pytest.fixture(scope="module")
+def trained(feats):
+    result = train_matcher(feats, feats, MatcherConfig(use_ocr=False, hidden=128, dim=64),
+                           TrainSettings(epochs=40, patience=40, batch_size=40, seed=0))
+    return result
+
+
+def test_metrics_by_hand():
+    # query 0 ranks its match 1st, query 1 ranks it 3rd, query 2 ties it with one other item at the top
+    scores = np.array([[0.9, 0.1, 0.2], [0.5, 0.1, 0.3], [0.7, 0.0, 0.7]])
+    m = metrics_from_scores(scores, ks=(1, 2))
+    assert m["R@1"] == pytest.approx((1 + 0 + 0.5) / 3)
+    assert m["R@2"] == pytest.approx((1 + 0 + 1) / 3)
+    assert m["MRR"] == pytest.approx((1 + 1 / 3 + (1 + 1 / 2) / 2) / 3)
+    # a scorer that cannot tell items apart scores exactly chance
+    flat = metrics_from_scores(np.zeros((50, 50)))
+    assert flat == pytest.approx(chance(50))
+    assert chance(50)["R@10"] == pytest.approx(0.2) and chance(4)["MRR"] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4) / 4)
+
+
+def test_bm25_ranks_the_document_sharing_rare_words():
+    docs = ["Liquid Solid Gas Temperature Pressure", "UUU UUC AUG second letter", "Sun Earth ecliptic"]
+    s = bm25_scores(["the codon table: AUG is the start codon (second letter on top)", "solid liquid gas phases",
+                     "nothing shared"], docs)
+    assert s[0].argmax() == 1 and s[1].argmax() == 0
+    assert (s[2] == 0).all()
+
+
+def test_feature_cache_is_hit_and_bad_images_fail_alone(cache, feats, tmp_path, monkeypatch):
+    import figlink.learn.featurize as fz
+
+    def no_decoding(*a, **k):
+        raise AssertionError("cached images must not be decoded again")
+
+    monkeypatch.setattr(fz, "trunk_maps", no_decoding)
+    paths = [Path(p) for p in sorted((SAMPLES / "images").glob("*.jpg"))[:3]]
+    (tmp_path / "text.jpg").write_text("not a picture")
+    res = image_features(paths + [tmp_path / "text.jpg", tmp_path / "gone.jpg"], cache, maps=True, ocr=False)
+    assert all(r.maps.shape == (192, 7, 7) for r in res[:3])
+    assert "not a readable image" in str(res[3]) and "image not found" in str(res[4])
+
+
+def test_ocr_lines_are_read_and_cached(tmp_path):
+    codon_table = SAMPLES / "images" / "microbiology__OSC_Microbio_11_04_GenCode.jpg"
+    c = FeatureCache(tmp_path)
+    (first,) = image_features([codon_table], c, maps=False, ocr=True)
+    words = {line["text"] for line in first.ocr}
+    assert {"UUU", "AUG", "second letter"} <= words  # read on the picture of the codon table
+    (again,) = image_features([codon_table], c, maps=False, ocr=True)
+    assert again.ocr == first.ocr
+
+
+def test_tiny_model_beats_chance_on_its_training_pairs(trained, feats):
+    for mode in ("caption", "caption+mentions"):
+        m = evaluate(trained.model, feats, mode)
+        assert m["pool"] == 40
+        for d in ("t2i", "i2t"):
+            assert m[d]["R@1"] >= 0.5 > 10 * m["chance"]["R@1"], (mode, d, m[d])
+
+
+def test_model_directory_round_trip_and_refusals(trained, feats, tmp_path):
+    folder = save_matcher(trained.model, tmp_path / "m", {"metrics": {}})
+    loaded = load_matcher(folder)
+    a = encode_all(trained.model, feats, "caption+mentions")
+    b = encode_all(loaded.model, feats, "caption+mentions")
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+    manifest = json.loads((folder / MANIFEST).read_text())
+    for change, words in (({"format_version": 99}, "format version 99"), ({"kind": "captioner"}, "'captioner' model"),
+                          ({"backend": "mystery"}, "unknown matcher backend"),
+                          ({"config": {**manifest["config"], "dim": 32}}, "weights do not match"),
+                          ({"config": {**manifest["config"], "colour": 1}}, "unknown matcher settings")):
+        other = tmp_path / f"other{len(list(tmp_path.iterdir()))}"
+        shutil.copytree(folder, other)
+        (other / MANIFEST).write_text(json.dumps({**manifest, **change}))
+        with pytest.raises(ModelError, match=words):
+            load_matcher(other)
+    with pytest.raises(ModelError, match="not a figlink model directory"):
+        load_matcher(SAMPLES)
+    with pytest.raises(ModelError, match="no model directory"):
+        load_matcher(tmp_path / "absent")
+
+
+def test_cuda_is_refused_clearly_without_a_gpu():
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(ValueError, match="no CUDA GPU"):
+        resolve_device("cuda")
+
+
+def _app() -> typer.Typer:
+    from figlink.learn.cli import embed, train_app
+
+    app = typer.Typer()
+    app.add_typer(train_app, name="train")
+    app.command("embed")(embed)
+    return app
+
+
+def test_cli_train_then_embed_with_bad_lines(tmp_path, cache):
+    model = tmp_path / "model"
+    res = CliRunner().invoke(_app(), ["train", "matcher", "--pairs", str(PAIRS), "--out", str(model), "--no-ocr",
+                                      "--epochs", "8", "--cache", str(cache.root), "--threads", "1",
+                                      "--hold-out", "chemistry-bundle/"])
+    assert res.exit_code == 0, res.output
+    manifest = json.loads((model / MANIFEST).read_text())
+    assert manifest["training"]["counts"]["check"] == 8 and "check" in manifest["metrics"]
+
+    work = tmp_path / "data"
+    shutil.copytree(SAMPLES / "images", work / "images")
+    lines = PAIRS.read_text(encoding="utf-8").splitlines()[:5]
+    lines.insert(2, "not json")
+    lines.insert(4, json.dumps({"id": "gone", "image": "images/gone.jpg", "caption": "A caption."}))
+    (work / "pairs.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "emb"
+    res = CliRunner().invoke(_app(), ["embed", str(work / "pairs.jsonl"), "--out", str(out), "--model", str(model),
+                                      "--text", "caption", "--cache", str(cache.root)])
+    assert res.exit_code == 1
+    assert "line 3: not JSON" in res.output and "line 5: gone: image not found" in res.output
+    ids = (out / "ids.txt").read_text().splitlines()
+    assert ids == [json.loads(line)["id"] for line in lines if line.startswith("{") and "gone" not in line]
+    image, text = np.load(out / "image.npy"), np.load(out / "text.npy")
+    assert image.dtype == text.dtype == np.float32 and image.shape == text.shape == (5, 64 * 0 + image.shape[1])
+    assert np.allclose(np.linalg.norm(image, axis=1), 1, atol=1e-5)
+    assert np.allclose(np.linalg.norm(text, axis=1), 1, atol=1e-5)
+
+
+def test_cli_refuses_a_model_of_another_version(tmp_path):
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / MANIFEST).write_text(json.dumps({"format": "figlink-model", "format_version": 0, "kind": "matcher"}))
+    res = CliRunner().invoke(_app(), ["embed", str(PAIRS), "--out", str(tmp_path / "e"), "--model", str(folder)])
+    assert res.exit_code == 2 and "format version 0" in res.output and not (tmp_path / "e").exists()
+
+
+def test_default_model_ships_and_embeds(tmp_path):
+    assert (DEFAULT_MODEL / MANIFEST).is_file() and (DEFAULT_MODEL / "MODEL_CARD.md").is_file()
+    matcher = load_matcher()
+    pairs, _ = read_pair_file(PAIRS)
+    emb = matcher.embed(pairs[:3], "caption+mentions", FeatureCache(tmp_path))
+    assert emb.ids == [p.id for p in pairs[:3]] and emb.image.shape == (3, matcher.dim)
+    assert np.allclose(np.linalg.norm(emb.text, axis=1), 1, atol=1e-5)
+
+
+class _TinyImageTower(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 4, stride=4)
+        self.proj = torch.nn.Linear(8, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(torch.relu(self.conv(x)).mean(dim=(2, 3)))
+
+
+class _TinyTextTower(torch.nn.Module):
+    def __init__(self, vocab: int) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab, 16)
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        m = mask.unsqueeze(-1).float()
+        return (self.emb(ids) * m).sum(1) / m.sum(1).clamp(min=1.0)
+
+
+def test_local_exported_model_behind_the_model_option(tmp_path):
+    """A bigger local model (here a tiny one built in the test) exported with torch.export + a tokenizers
+    tokenizer.json loads through the same --model option and embeds the pairs."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    from figlink.learn.external import pixels, write_exported_model
+    from figlink.vision.image_io import load_image
+
+    pairs, _ = read_pair_file(PAIRS)
+    words = sorted({w for p in pairs[:4] for w in p.caption.lower().split()})
+    vocab = {"[PAD]": 0, "[UNK]": 1, **{w: i + 2 for i, w in enumerate(words)}}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.normalizer = normalizers.Lowercase()
+    tok.save(str(tmp_path / "tokenizer.json"))
+
+    torch.manual_seed(0)
+    image_tower, text_tower = _TinyImageTower().eval(), _TinyTextTower(len(vocab)).eval()
+    batch = torch.export.Dim("batch")
+    torch.export.save(torch.export.export(image_tower, (torch.zeros(2, 3, 32, 32),), dynamic_shapes=({0: batch},)),
+                      str(tmp_path / "image.pt2"))
+    ids = torch.zeros(2, 12, dtype=torch.long)
+    torch.export.save(torch.export.export(text_tower, (ids, torch.ones_like(ids)), dynamic_shapes=({0: batch}, {0: batch})),
+                      str(tmp_path / "text.pt2"))
+    folder = write_exported_model(tmp_path / "model", tmp_path / "image.pt2", tmp_path / "text.pt2",
+                                  tmp_path / "tokenizer.json", dim=16, image_size=32, max_tokens=12)
+
+    matcher = load_matcher(folder)
+    emb = matcher.embed(pairs[:4], "caption", FeatureCache.disabled())
+    assert emb.ids == [p.id for p in pairs[:4]] and emb.image.shape == emb.text.shape == (4, 16)
+    with torch.no_grad():
+        x = torch.stack([pixels(load_image(p.image), 32, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+                         for p in pairs[:4]])
+        want_image = torch.nn.functional.normalize(image_tower(x), dim=-1).numpy()
+        enc = tok.encode(pairs[0].caption)
+        first = torch.tensor([enc.ids[:12]])
+        want_text = torch.nn.functional.normalize(text_tower(first, torch.ones_like(first)), dim=-1).numpy()
+    assert np.allclose(emb.image, want_image, atol=1e-5)
+    assert np.allclose(emb.text[0], want_text[0], atol=1e-5)
+    assert np.allclose(np.linalg.norm(emb.text, axis=1), 1, atol=1e-5)
