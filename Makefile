@@ -9,7 +9,7 @@ VENV := .venv
 REQS := requirements.txt requirements-dev.txt pyproject.toml
 STAMP := $(VENV)/.stamp-$(shell { cat $(REQS); echo "$(PYTHON)"; } | sha1sum | cut -c1-12)
 
-.PHONY: demo test bench setup browser
+.PHONY: demo test bench setup browser model-matcher
 setup: $(STAMP) browser
 
 # Debian's chromium for the web-page tests (Playwright drives it; no browser is ever downloaded).
@@ -37,6 +37,11 @@ test: $(STAMP) browser
 	$(VENV)/bin/python -m pytest
 
 # Every benchmark in turn (each skips cleanly when ../shared/data is absent).
-BENCHES := jats sentences captions pdf vision search engines exports
+BENCHES := jats sentences captions pdf vision search engines exports matcher
 bench: $(STAMP)
 	@for b in $(BENCHES); do echo "== bench_$$b"; $(VENV)/bin/python benchmarks/bench_$$b.py || exit 1; done
+
+# The default image–text matcher shipped in src/figlink/learn/data/matcher (needs ../shared/data; the
+# features are cached in $FIGLINK_CACHE_DIR or ~/.cache/figlink, the first run OCRs ~3,700 figures).
+model-matcher: $(STAMP)
+	$(VENV)/bin/python -m figlink.learn.reproduce

@@ -18,7 +18,7 @@ from figlink.learn.dataset import featurize_pairs
 from figlink.learn.embedder import DEFAULT_MODEL, load_matcher, save_matcher
 from figlink.learn.evaluate import bm25_scores, chance, metrics_from_scores
 from figlink.learn.featurize import image_features
-from figlink.learn.matcher import MatcherConfig
+from figlink.learn.matcher import DualEncoder, MatcherConfig
 from figlink.learn.model_dir import MANIFEST, ModelError
 from figlink.learn.records import read_pair_file
 from figlink.learn.train import TrainSettings, encode_all, evaluate, resolve_device, train_matcher
@@ -100,6 +100,24 @@ def test_tiny_model_beats_chance_on_its_training_pairs(trained, feats):
         assert m["pool"] == 40
         for d in ("t2i", "i2t"):
             assert m[d]["R@1"] >= 0.5 > 10 * m["chance"]["R@1"], (mode, d, m[d])
+
+
+def test_ocr_fused_model_with_the_fixed_channel(cache):
+    """On the 8 chemistry figures (labelled diagrams): OCR text fused into the image side, plus the fixed
+    OCR-text ↔ caption channel; the output grows by MiniLM's 384 dimensions and stays unit length."""
+    pairs, _ = read_pair_file(PAIRS)
+    chem = [p for p in pairs if p.id.startswith("chemistry-bundle/")]
+    f, bad = featurize_pairs(chem, cache, ocr=True)
+    assert len(f) == 8 and not bad and f.has_ocr.sum() >= 4  # most of these diagrams carry words
+    config = MatcherConfig(use_ocr=True, ocr_channel=True, hidden=64, dim=32)
+    r = train_matcher(f, f, config, TrainSettings(epochs=30, patience=30, batch_size=8, seed=1))
+    image, text = encode_all(r.model, f, "caption+mentions")
+    assert image.shape == (8, 32 + 384) and np.allclose(np.linalg.norm(image, axis=1), 1, atol=1e-5)
+    assert 0 < r.model.channel_share() < 1
+    m = evaluate(r.model, f, "caption+mentions")
+    assert m["t2i"]["R@1"] >= 0.5 and m["i2t"]["R@1"] >= 0.5
+    with pytest.raises(ValueError, match="needs use_ocr"):
+        DualEncoder(MatcherConfig(use_ocr=False, ocr_channel=True))
 
 
 def test_model_directory_round_trip_and_refusals(trained, feats, tmp_path):

