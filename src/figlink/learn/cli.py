@@ -128,12 +128,13 @@ def train_matcher_command(
     except ValueError as e:
         _fail(str(e))
     _failed_lines(report.bad)
-    rows = {k: v for k, v in report.metrics.items() if v}
+    rows = {f"validation: {k}": v for k, v in report.metrics["validation"].items()}
+    rows.update({k.replace("_", " "): v for k, v in report.metrics.items() if k != "validation" and v})
     out.print(metrics_table(f"matcher ({mode}) → {report.out}", rows))
-    c = report.counts
-    err.print(f"trained on {c['train']} figures (validation {c['validation']}, check {c['check']}, failed "
-              f"{c['bad'] + len(bad)}); best epoch {report.result.best_epoch} of {report.result.epochs_run}; "
-              f"features {report.featurize_seconds:.0f} s, training {report.result.seconds:.0f} s", highlight=False)
+    c, sel = report.counts, report.selection
+    err.print(f"trained on {c['train']} figures for {sel.epochs} epochs (chosen by {sel.method}); check {c['check']}, "
+              f"failed {c['bad'] + len(bad)}; features {report.featurize_seconds:.0f} s, training "
+              f"{report.result.seconds:.0f} s", highlight=False)
     raise typer.Exit(1 if (bad or report.bad) else 0)
 
 

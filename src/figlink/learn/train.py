@@ -23,12 +23,12 @@ from figlink.learn.records import TextMode
 
 @dataclass
 class TrainSettings:
-    epochs: int = 150
+    epochs: int = 30
     batch_size: int = 256
-    lr: float = 1e-3
+    lr: float = 3e-4
     tail_lr: float = 1e-4
     weight_decay: float = 0.05
-    patience: int = 20  # epochs without a better validation score before stopping
+    patience: int = 5  # epochs without a better validation score before stopping
     drop_mentions: float = 0.3  # chance that a figure's mentions are hidden in a training step
     drop_ocr: float = 0.2
     text_mode: TextMode = "caption+mentions"  # the text input validation uses
@@ -104,9 +104,37 @@ def _score(m: dict) -> float:
     return (m["t2i"]["MRR"] + m["i2t"]["MRR"]) / 2
 
 
-def train_matcher(train: Features, val: Features, config: MatcherConfig, settings: TrainSettings,
+def _epoch(model: DualEncoder, opt, t: dict[str, torch.Tensor], n: int, settings: TrainSettings,
+           rng: np.random.Generator, dev: torch.device) -> float:
+    """One pass over the training figures in shuffled batches; the mean loss."""
+    model.train()
+    if model.tail is not None:
+        model.tail.eval()  # keep the ImageNet batch-norm statistics
+    order = rng.permutation(n)
+    losses = []
+    for s in range(0, n, settings.batch_size):
+        idx = torch.from_numpy(order[s:s + settings.batch_size]).to(dev)
+        if len(idx) < 2:
+            continue
+        keep_m = torch.from_numpy((rng.random(len(idx)) >= settings.drop_mentions).astype(np.float32)).to(dev)
+        keep_o = torch.from_numpy((rng.random(len(idx)) >= settings.drop_ocr).astype(np.float32)).to(dev)
+        img = _image(model, t, idx, t["has_ocr"][idx] * keep_o)
+        txt = _text(model, t, idx, "caption+mentions", t["has_mentions"][idx] * keep_m)
+        loss = info_nce(img, txt, model.scale())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    return float(np.mean(losses)) if losses else 0.0
+
+
+def train_matcher(train: Features, val: Optional[Features], config: MatcherConfig, settings: TrainSettings,
                   log: Optional[Callable[[str], None]] = None) -> TrainResult:
-    """Train a :class:`DualEncoder` on ``train``, keeping the weights of the best validation epoch."""
+    """Train a :class:`DualEncoder` on ``train``.
+
+    With ``val``: scored before training (epoch 0) and after every epoch; the best epoch's weights are
+    kept, and training stops ``patience`` epochs after the best. Without: ``epochs`` epochs, the last kept.
+    """
     start = time.perf_counter()
     torch.manual_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
@@ -118,40 +146,31 @@ def train_matcher(train: Features, val: Features, config: MatcherConfig, setting
     if model.tail is not None:
         groups.append({"params": list(model.tail.parameters()), "lr": settings.tail_lr})
     opt = torch.optim.AdamW(groups, weight_decay=settings.weight_decay)
-    n = len(train)
-    best, best_state, best_epoch, history = -1.0, None, 0, []
+    selecting = val is not None and len(val) > 0
+    history: list[dict] = []
+    best, best_epoch, best_state = -1.0, 0, None
+    if selecting:
+        metrics = evaluate(model, val, settings.text_mode, settings.device)
+        best = _score(metrics)
+        best_state = copy.deepcopy(model.state_dict())
+        history.append({"epoch": 0, "loss": None, "val_score": best, "val": metrics})
     epoch = 0
     for epoch in range(1, settings.epochs + 1):
-        model.train()
-        if model.tail is not None:
-            model.tail.eval()  # keep the ImageNet batch-norm statistics
-        order = rng.permutation(n)
-        losses = []
-        for s in range(0, n, settings.batch_size):
-            idx = torch.from_numpy(order[s:s + settings.batch_size]).to(dev)
-            if len(idx) < 2:
-                continue
-            keep_m = torch.from_numpy((rng.random(len(idx)) >= settings.drop_mentions).astype(np.float32)).to(dev)
-            keep_o = torch.from_numpy((rng.random(len(idx)) >= settings.drop_ocr).astype(np.float32)).to(dev)
-            img = _image(model, t, idx, t["has_ocr"][idx] * keep_o)
-            txt = _text(model, t, idx, "caption+mentions", t["has_mentions"][idx] * keep_m)
-            loss = info_nce(img, txt, model.scale())
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(float(loss.detach()))
-        val_m = evaluate(model, val, settings.text_mode, settings.device) if len(val) else None
-        score = _score(val_m) if val_m else -float(np.mean(losses))
-        history.append({"epoch": epoch, "loss": float(np.mean(losses)) if losses else 0.0, "val_score": score})
-        if score > best:
-            best, best_epoch = score, epoch
-            best_state = copy.deepcopy(model.state_dict())
-        if log is not None and (epoch % 10 == 0 or epoch == 1):
-            log(f"epoch {epoch}: loss {history[-1]['loss']:.3f}, validation MRR {score:.3f} (best {best:.3f} @ {best_epoch})")
-        if epoch - best_epoch >= settings.patience:
+        loss = _epoch(model, opt, t, len(train), settings, rng, dev)
+        metrics = evaluate(model, val, settings.text_mode, settings.device) if selecting else None
+        score = _score(metrics) if metrics else None
+        history.append({"epoch": epoch, "loss": loss, "val_score": score, "val": metrics})
+        if score is not None and score > best:
+            best, best_epoch, best_state = score, epoch, copy.deepcopy(model.state_dict())
+        if log is not None and (epoch % 5 == 0 or epoch == 1):
+            log(f"epoch {epoch}: loss {loss:.3f}" + (f", validation MRR {score:.3f} (best {best:.3f} @ {best_epoch})"
+                                                       if score is not None else ""))
+        if selecting and epoch - best_epoch >= settings.patience:
             break
     if best_state is not None:
         model.load_state_dict(best_state)
+    else:
+        best_epoch = epoch
     model = model.cpu().eval()
-    val_final = evaluate(model, val, settings.text_mode) if len(val) else {}
+    val_final = evaluate(model, val, settings.text_mode) if selecting else {}
     return TrainResult(model, best_epoch, epoch, val_final, time.perf_counter() - start, history)
