@@ -211,8 +211,9 @@ def embed_speed(args, data: Path, n: int = 100) -> list[list[str]]:
                                    for x in lines) + "\n", encoding="utf-8")
         env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
         cache = Path(tmp) / "cache"
-        for label, extra in (("cold (no cache: decode, EfficientNet, OCR, MiniLM)", ["--cache", str(cache)]),
-                             ("warm (features cached)", ["--cache", str(cache)])):
+        for label, extra in (("cold (decode, EfficientNet, OCR, MiniLM)", ["--cache", str(cache)]),
+                             ("warm (features cached)", ["--cache", str(cache)]),
+                             ("cold, --no-ocr", ["--no-cache", "--no-ocr"])):
             t = time.perf_counter()
             out = subprocess.run([sys.executable, "-m", "figlink.cli", "embed", str(pairs), "--out",
                                   str(Path(tmp) / "emb"), "--threads", "1", *extra], capture_output=True, text=True,

@@ -160,6 +160,8 @@ def embed(pairs_file: Path = typer.Argument(..., help="Figure-pairs JSONL file."
           model: Optional[Path] = typer.Option(None, "--model", help="Matcher model directory "
                                                "(default: the model shipped with figlink)."),
           device: str = typer.Option("cpu", "--device", help="cpu | cuda"),
+          ocr: bool = typer.Option(True, "--ocr/--no-ocr", help="Read the text in the images (the slow part; "
+                                   "without it the image side sees no words)."),
           cache_dir: Optional[Path] = typer.Option(None, "--cache", help="Feature cache folder."),
           no_cache: bool = typer.Option(False, "--no-cache", help="Compute every feature afresh, store nothing."),
           threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads for torch and OCR."),
@@ -184,7 +186,7 @@ def embed(pairs_file: Path = typer.Argument(..., help="Figure-pairs JSONL file."
     except FiglinkError as e:
         _fail(str(e))
     start = time.perf_counter()
-    result = matcher.embed(pairs, mode, _cache(cache_dir, no_cache), device)  # type: ignore[arg-type]
+    result = matcher.embed(pairs, mode, _cache(cache_dir, no_cache), device, ocr=ocr)  # type: ignore[arg-type]
     seconds = time.perf_counter() - start
     write_embeddings(out_dir, result.ids, result.image, result.text)
     failed = bad + result.bad

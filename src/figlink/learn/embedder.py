@@ -38,7 +38,7 @@ class Matcher(Protocol):
     dim: int
 
     def embed(self, pairs: Sequence[FigurePair], text_mode: TextMode, cache: FeatureCache,
-              device: str = "cpu") -> Embeddings: ...
+              device: str = "cpu", ocr: bool = True) -> Embeddings: ...
 
 
 class DualEncoderMatcher:
@@ -50,10 +50,11 @@ class DualEncoderMatcher:
         self.manifest = manifest or {}
 
     def embed(self, pairs: Sequence[FigurePair], text_mode: TextMode, cache: FeatureCache,
-              device: str = "cpu") -> Embeddings:
+              device: str = "cpu", ocr: bool = True) -> Embeddings:
+        """``ocr=False`` skips reading text in the images (much faster; the image tower then sees none)."""
         from figlink.learn.train import encode_all
 
-        feats, bad = featurize_pairs(pairs, cache, ocr=self.model.config.use_ocr,
+        feats, bad = featurize_pairs(pairs, cache, ocr=ocr and self.model.config.use_ocr,
                                      keep_maps=self.model.tail is not None, device=device)
         image, text = encode_all(self.model, feats, text_mode, device)
         return Embeddings(feats.ids, image.astype(np.float32), text.astype(np.float32), bad)

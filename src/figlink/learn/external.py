@@ -90,7 +90,7 @@ class ExportedMatcher:
         return np.concatenate(out) if out else np.zeros((0, self.dim), np.float32)
 
     def embed(self, pairs: Sequence[FigurePair], text_mode: TextMode, cache: FeatureCache,
-              device: str = "cpu") -> Embeddings:
+              device: str = "cpu", ocr: bool = True) -> Embeddings:
         if device != "cpu":
             raise ModelError("exported matchers run on the CPU only")
         good, images, bad = [], [], []

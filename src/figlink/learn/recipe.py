@@ -30,7 +30,7 @@ from figlink.learn.dataset import Features, featurize_pairs
 from figlink.learn.embedder import save_matcher
 from figlink.learn.evaluate import bm25_ocr_baseline
 from figlink.learn.matcher import MatcherConfig
-from figlink.learn.records import BadItem, FigurePair, TextMode, by_prefix, validation_slice
+from figlink.learn.records import BadItem, FigurePair, TextMode, validation_slice
 from figlink.learn.train import TrainResult, TrainSettings, evaluate, train_matcher
 
 MAX_FOLDS = 5
@@ -86,20 +86,11 @@ def choose_epochs(train: Features, config: MatcherConfig, settings: TrainSetting
                      {name: h[best]["val"] for name, h in runs})
 
 
-@dataclass
-class Split:
-    train: Features
-    val: Features
-    check: Features
-
-
-def split_features(feats: Features, hold_out: Optional[str]) -> Split:
-    """Train / validation-slice / check parts (check: ids starting with ``hold_out``)."""
-    check = [i for i, x in enumerate(feats.ids) if hold_out and x.startswith(hold_out)]
-    rest = [i for i, x in enumerate(feats.ids) if not (hold_out and x.startswith(hold_out))]
-    val_ids = validation_slice(feats.ids[i] for i in rest)
-    return Split(train=feats.subset([i for i in rest if feats.ids[i] not in val_ids]),
-                 val=feats.subset([i for i in rest if feats.ids[i] in val_ids]), check=feats.subset(check))
+def validation_split(feats: Features) -> tuple[Features, Features]:
+    """(training part, validation slice: 1/10 of the figures by id hash)."""
+    val_ids = validation_slice(feats.ids)
+    return (feats.subset([i for i, x in enumerate(feats.ids) if x not in val_ids]),
+            feats.subset([i for i, x in enumerate(feats.ids) if x in val_ids]))
 
 
 def fit(trainable: Features, config: MatcherConfig, settings: TrainSettings,
@@ -109,10 +100,10 @@ def fit(trainable: Features, config: MatcherConfig, settings: TrainSettings,
     if selection is not None:
         result = train_matcher(trainable, None, config, replace(settings, epochs=selection.epochs), log)
         return result, selection
-    parts = split_features(trainable, None)
-    if len(parts.val) < 2:  # tiny data: select on the training pairs themselves
-        parts.val = parts.train
-    result = train_matcher(parts.train, parts.val, config, settings, log)
+    train, val = validation_split(trainable)
+    if len(val) < 2:  # tiny data: select on the training pairs themselves
+        train = val = trainable
+    result = train_matcher(train, val, config, settings, log)
     curve = [h["val_score"] for h in result.history]
     return result, Selection(result.best_epoch, "1/10 validation slice by id hash", curve,
                              {"validation slice": result.val})
@@ -138,7 +129,7 @@ def train_from_pairs(pairs: Sequence[FigurePair], out: str | Path, *, text_mode:
     settings = replace(settings or TrainSettings(), text_mode=text_mode)
     cache = cache or FeatureCache()
     t = time.perf_counter()
-    rest, _ = by_prefix(pairs, hold_out)
+    rest = [p for p in pairs if not (hold_out and p.id.startswith(hold_out))]
     if len(rest) < 4:
         raise ValueError(f"too few figures to train on ({len(rest)})")
     progress = (lambda done, total: log(f"features: {done}/{total} images")) if log else None

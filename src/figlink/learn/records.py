@@ -98,10 +98,3 @@ def validation_slice(pair_ids: Iterable[str], share: int = 10) -> set[str]:
     """About 1/``share`` of the ids, picked by the MD5 of the id (stable across runs and machines)."""
     return {i for i in pair_ids if int(hashlib.md5(i.encode("utf-8")).hexdigest()[:8], 16) % share == 0}
 
-
-def by_prefix(pairs: Iterable[FigurePair], prefix: Optional[str]) -> tuple[list[FigurePair], list[FigurePair]]:
-    """(pairs whose id does not start with ``prefix``, pairs whose id does)."""
-    rest, held = [], []
-    for p in pairs:
-        (held if prefix and p.id.startswith(prefix) else rest).append(p)
-    return rest, held

@@ -38,8 +38,8 @@ def _fmt(m: dict) -> str:
     rows = []
     for d, label in (("t2i", "text → image"), ("i2t", "image → text")):
         v = m[d]
-        rows.append(f"| {label} | {m['pool']} | " + " | ".join(f"{v[k]:.3f}" for k in ("R@1", "R@5", "R@10", "R@20", "MRR"))
-                    + f" | {m['chance']['R@1']:.4f} |")
+        cells = " | ".join(f"{v[k]:.3f}" for k in ("R@1", "R@5", "R@10", "R@20", "MRR"))
+        rows.append(f"| {label} | {m['pool']} | {cells} | {m['chance']['R@1']:.4f} |")
     return "\n".join(rows)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -83,10 +83,3 @@ def mean_of(groups: Sequence[Sequence[str]], cache: FeatureCache, device: str = 
         i += n
     return out, has
 
-
-def set_threads(n: Optional[int]) -> None:
-    """Limit torch's intra-op threads (shared machines)."""
-    if n:
-        import torch
-
-        torch.set_num_threads(n)
