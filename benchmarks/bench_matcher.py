@@ -238,7 +238,7 @@ def main() -> None:
     args = ap.parse_args()
     import torch
 
-    torch.set_num_threads(int(os.environ.get("FIGLINK_TORCH_THREADS", "2")))
+    torch.set_num_threads(int(os.environ.get("FIGLINK_TORCH_THREADS", "1")))
     if args.probe_train:
         probe_train_main(args)
         return

@@ -28,7 +28,7 @@ SHIPPED_SETTINGS = TrainSettings()
 def find_data() -> Path | None:
     env = os.environ.get("FIGLINK_SHARED_DATA")
     repo = Path(__file__).resolve().parents[3]
-    for cand in ([Path(env)] if env else []) + [repo.parent / "shared" / "data", repo / "shared" / "data"]:
+    for cand in ([Path(env)] if env else []) + [repo.parent / "shared" / "data", repo.parents[1] / "shared" / "data"]:
         if (cand / "figures" / "openstax" / "pairs.jsonl").is_file():
             return cand
     return None
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import torch
 
-    torch.set_num_threads(int(os.environ.get("FIGLINK_TORCH_THREADS", "2")))
+    torch.set_num_threads(int(os.environ.get("FIGLINK_TORCH_THREADS", "1")))
     from dataclasses import replace
 
     pairs, bad = read_pair_file(data / "figures" / "openstax" / "pairs.jsonl")
