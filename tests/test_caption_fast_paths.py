@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import sys
 
+from figlink.text import grammar as g
 from figlink.text import caption_sentences, labels, mentions, normalize, spatial, subcaptions
 
 SAMPLES = [
@@ -42,17 +43,17 @@ def test_clause_end_matches_alternation_form() -> None:
     for text in _samples():
         assert [m.end() for m in labels._CLAUSE_END.finditer(text)] == [m.end() for m in plain.finditer(text)]
         # The label scans keep exactly the ends where a dot/colon label (not a number) opens.
-        ends = {m.end() for m in plain.finditer(text) if labels._PUNCT.match(text, m.end())
+        ends = {m.end() for m in plain.finditer(text) if g.LABEL_PUNCT.match(text, m.end())
                 and not re.match(r"\d", text[m.end():])}
         assert {m.end() for m in labels._clause_label_hits(text, 0)} == ends
 
 
 def test_keyword_hint_and_panel_word_match_plain_forms() -> None:
     hint = re.compile(r"[Ff]ig|FIG|[Ii]mage|IMAGE")
-    panel = re.compile(rf"(?<![\w-])[Pp](?i:anels?)\s+(?P<list>{labels._LIST})(?![\w'])")
+    panel = re.compile(rf"(?<![\w-])[Pp](?i:anels?)\s+(?P<list>{g.LABEL_LIST})(?![\w'])")
     for text in _samples():
         assert [m.span() for m in mentions._KEYWORD_HINT.finditer(text)] == [m.span() for m in hint.finditer(text)]
-        assert [m.span() for m in labels._PANELWORD.finditer(text)] == [m.span() for m in panel.finditer(text)]
+        assert [m.span() for m in g.LABEL_PANEL_WORD.finditer(text)] == [m.span() for m in panel.finditer(text)]
 
 
 def test_place_hits_match_regex_form() -> None:
@@ -84,8 +85,8 @@ def test_membership_prechecks_never_skip_a_match() -> None:
             if subcaptions._GENERIC_ANY.search(sentence):
                 assert subcaptions._may_say_all(sentence)
         for k in range(len(text)):
-            if mentions._QUAL_BEFORE.search(text, max(0, k - 40), k) and k:
-                assert text[k - 1].isspace() or text[k - 1] in mentions._DASH
+            if g.QUALIFIER_BEFORE.search(text, max(0, k - 40), k) and k:
+                assert text[k - 1].isspace() or text[k - 1] in g.DASHES
         for m in caption_sentences._END.finditer(text):
             dot = m.start()
             if dot >= 1 and caption_sentences._LABEL_BEFORE.search(text, max(0, dot - 4), dot):

@@ -10,6 +10,7 @@ import random
 import re
 import sys
 
+from figlink.text import grammar as g
 from figlink.text import label_roles, labels, mentions
 from figlink.text.caption_sentences import sentence_spans
 
@@ -26,14 +27,14 @@ LABEL_TEXTS = [
 # The patterns as written before optional groups became "(?:X|)" (same matches, more engine bookkeeping).
 _POS = r"(?:\s*[,\-\u2013]?\s*(?:top|bottom|upper|lower|middle|cent(?:er|re)|left|right|inset)s?" \
        r"(?:[\s\-]+(?:left|right|middle|cent(?:er|re)))?(?:\s+(?:panels?|images?|parts?))?)"
-_LIST = rf"{labels._ATOM}{_POS}?(?:{labels._SEP}{labels._ATOM}{_POS}?)*"
+_LIST = rf"{g.LABEL_ATOM}{_POS}?(?:{g.LABEL_SEPARATOR}{g.LABEL_ATOM}{_POS}?)*"
 PLAIN = {
     "paren": re.compile(rf"\(\s*(?:panels?\s+)?(?P<list>{_LIST})\s*(?P<note>[,;:]\s*[^()]{{0,60}}?)?\s*\)"),
     "panelparen": re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*)?(?:panels?|images?)\s+(?P<list>{_LIST})\s*\)", re.I),
     "half": re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)$"),
     "dot": re.compile(rf"(?=[^\W_]{{1,4}}(?![^\W_]))(?<![\w'])(?P<list>{_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])"),
 }
-FAST = {"paren": labels._PAREN, "panelparen": labels._PAREN_WORD, "half": labels._HALF_END, "dot": labels._PUNCT}
+FAST = {"paren": g.LABEL_PAREN, "panelparen": g.LABEL_PANEL_PAREN, "half": g.LABEL_HALF, "dot": g.LABEL_PUNCT}
 
 
 def _texts() -> list[str]:
@@ -58,7 +59,7 @@ def test_qualifier_precheck_never_skips_a_qualifier() -> None:
         if len(low) != len(text):
             continue
         for k in range(len(text) + 1):
-            if mentions._QUAL_BEFORE.search(text, max(0, k - 40), k):
+            if g.QUALIFIER_BEFORE.search(text, max(0, k - 40), k):
                 assert mentions._may_qualify(low, k)
 
 
@@ -86,7 +87,7 @@ def test_half_labels_match_walk_over_every_parenthesis() -> None:
             j = labels._word_before(text, start, i)
             if j < 0 or labels._closes_note(text, start, j):
                 continue
-            m = labels._HALF_END.search(text, max(start, i - 40), i + 1)
+            m = g.LABEL_HALF.search(text, max(start, i - 40), i + 1)
             tok = labels._token(m, "half") if m is not None else None
             if tok is not None:
                 out.append(tok)
@@ -101,7 +102,7 @@ def test_dot_labels_match_punct_at_every_clause_start() -> None:
     plain_end = re.compile(r"[;,]\s*(?:and|or)\s+|[.;:!?(]\s*")
     for text in _texts():
         starts = {m.end() for m in plain_end.finditer(text)} | {0}
-        plain = [t for t in (labels._token(m, "dot") for m in (labels._PUNCT.match(text, s) for s in starts)
+        plain = [t for t in (labels._token(m, "dot") for m in (g.LABEL_PUNCT.match(text, s) for s in starts)
                              if m is not None) if t is not None]
         hits = labels._clause_label_hits(text, 0)
         found = {m.end() for m in hits}
@@ -137,7 +138,7 @@ def test_figure_index_opener_gate() -> None:
         i = 0
         while i < len(caption) and caption[i] in " \t\n\u00a0":
             i += 1
-        return mentions._KEYWORD.match(caption, i)
+        return g.KEYWORD.match(caption, i)
 
     firsts = [chr(o) for o in range(0x250)] + ["\u2003", "\u212a", "\ud800", "\U0001d400"]
     for first in firsts:
@@ -180,5 +181,5 @@ def test_panel_word_needs_panel_in_lower_case() -> None:
         assert set(re.findall(f"(?i:{ch})", every)) == {ch, ch.upper()}
     pieces = ["Panel", "PANELS", "panel", "pAnEl", "\u0130", "\u017f", " A", " and B", "-", "(", ")", "x", " "]
     for text in _texts() + _random_texts(8, pieces):
-        if labels._PANELWORD.search(text):
+        if g.LABEL_PANEL_WORD.search(text):
             assert "panel" in text.lower()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from figlink.text import grammar as g
+
 MEDICAL_KEYWORDS: tuple[str, ...] = (
     "MRI", "fMRI", "CT", "CAT", "PET", "PET-MRI", "MEG", "EEG", "ultrasound", "X-ray", "Xray", "nuclear",
     "imaging", "tracer", "isotope", "scan", "positron", "EKG", "spectroscopy", "radiograph", "tomography",
@@ -19,7 +21,6 @@ MEDICAL_KEYWORDS: tuple[str, ...] = (
     "esophagogastroduodenoscopy",
 )
 
-_DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
 _WORD_SPLIT = re.compile(r"([A-Za-z0-9]+)")
 
 # Canonical keyword by its lower-case words: ("x", "ray") → "X-ray"; one-word keywords by the word.
@@ -35,7 +36,7 @@ _WORD_BYTES = bytes.maketrans(bytes(range(128)), bytes(c if chr(c).isalnum() els
 
 def _joined(gap: str) -> bool:
     """Two words joined by one dash or one space ("X-ray", "X ray", "PET–MRI")."""
-    return len(gap) == 1 and (gap in _DASHES or gap.isspace())
+    return len(gap) == 1 and (gap in g.DASHES or gap.isspace())
 
 
 def _lookup(words: tuple[str, ...], last_raw: str) -> str | None:

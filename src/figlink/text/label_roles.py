@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from itertools import chain
 
 from figlink.text.labels import LabelToken, accepted_label_set, accepted_labels, raw_label_tokens
-from figlink.text.mentions import expand_letters, find_mentions
+from figlink.text import grammar as g
+from figlink.text.mentions import find_mentions
 
-_DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
-_JOIN = re.compile(rf"\s*(?:,\s*|)(?:(?P<sep>and|&|or|to|through|[{_DASH}]|,)|)\s*$", re.I)  # ("(?:X|)": "X?")
+# What may stand between two label tokens that merge: "(A) and (B)", "(i)–(iv)", "(A), (B)".
+_JOIN = re.compile(rf"\s*(?:,\s*|)(?:(?P<sep>{g.words_pattern(g.LABEL_JOIN_WORDS)}|{g.DASH}|,)|)\s*$", re.I)
 _FUNCTION_WORDS = frozenset(
     "of in from for with and or the a an to on at by between into onto over under than that which where whereas "
     "while but".split())
@@ -37,7 +38,6 @@ _CLAUSE_FORMS = frozenset({"dot", "colon"})
 _OPENING_FORMS = frozenset({"dot", "colon", "bare"})
 _PANEL_ONLY = frozenset({"panel"})
 _PANELPAREN_ONLY = frozenset({"panelparen"})
-_ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
 _FIRST = operator.itemgetter(0)
 _TOKEN_END = operator.attrgetter("end")
 
@@ -55,16 +55,6 @@ class Tok:
     at_start: bool = False
 
 
-def _range(a: str, b: str) -> list[str]:
-    if a in _ROMANS and b in _ROMANS and _ROMANS.index(a) < _ROMANS.index(b):
-        return list(_ROMANS[_ROMANS.index(a):_ROMANS.index(b) + 1])
-    if a.isdigit() and b.isdigit() and 0 < int(b) - int(a) <= 30:
-        return [str(n) for n in range(int(a), int(b) + 1)]
-    if len(a) == 1 and len(b) == 1:
-        return expand_letters(a, b)
-    return [a, b]
-
-
 def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
     """Merge neighbours joined only by separators: "(A) and (B)", "(i)–(iv)", "(B) and C)"."""
     out: list[Tok] = []
@@ -76,8 +66,9 @@ def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
             m = _JOIN.fullmatch(text[prev.end:t.start])
             if m is not None:
                 sep = (m.group("sep") or "").lower()
-                if sep and (sep in _DASH or sep in ("to", "through")):
-                    prev.labels = prev.labels[:-1] + _range(prev.labels[-1], t.labels[0]) + list(t.labels[1:])
+                expanded = g.expand_range(prev.labels[-1], t.labels[0]) if sep and g.is_range(sep) else None
+                if expanded is not None:
+                    prev.labels = prev.labels[:-1] + expanded + list(t.labels[1:])
                 else:
                     prev.labels = prev.labels + list(t.labels)
                 prev.end = t.end
@@ -222,7 +213,7 @@ def _atom_traits(raw: tuple[str, ...]) -> tuple[str, bool]:
     """Of a token's atoms (``raw``): "upper" or "lower" when its single letters are all of that case, else
     ""; and whether one of them is a number."""
     digits = any(map(str.isdigit, raw))
-    letters = [a for a in raw if a[:1].isalpha() and len(a.rstrip("'\u2032\u2019")) == 1]
+    letters = [a for a in raw if a[:1].isalpha() and len(g.label_core(a)) == 1]
     if not letters:
         return "", digits
     if all(a.isupper() for a in letters):

@@ -16,47 +16,14 @@ import re
 from dataclasses import dataclass
 from typing import Collection
 
-from figlink.text.mentions import expand_letters
+from figlink.text import grammar as g
 
-_DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
-_ROMAN = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii", "xiii", "xiv", "xv")
-_ROMAN_INDEX = {r: n for n, r in enumerate(_ROMAN, 1)}
-_POSITION_WORDS = {
-    "left": "left", "right": "right", "top": "top", "bottom": "bottom", "upper": "top", "lower": "bottom",
-    "middle": "middle", "center": "middle", "centre": "middle", "inset": "inset", "insets": "inset",
-}
-
-_ATOM = (r"(?:[A-Za-z](?![A-Za-z])['\u2032\u2019]{0,2}|(?:i{1,3}|iv|vi{0,3}|ix|xi{0,3}|I{1,3}|IV|VI{0,3}|IX|XI{0,3})"
-         r"(?![A-Za-z])|[a-z]{2}(?![A-Za-z])|\d{1,2}(?!\d))")
-_SEP = rf"(?:\s*,?\s*(?:and|or|&|to|through|thru)\s+|\s*[,;]\s*|\s*[{_DASH}]\s*)"
-# (An optional part is written "(?:X|)", not "X?": the same match, tried in the same order, without the
-# regex engine's bookkeeping for a repeated group; "(?:X(?:X)*|)" for "(?:X)*" likewise.)
-_POS = r"(?:\s*[,\-\u2013]?\s*(?:top|bottom|upper|lower|middle|cent(?:er|re)|left|right|inset)s?" \
-       r"(?:[\s\-]+(?:left|right|middle|cent(?:er|re))|)(?:\s+(?:panels?|images?|parts?)|))"
-_ITEM = rf"{_ATOM}(?:{_POS}|)"
-_LIST = rf"{_ITEM}(?:{_SEP}{_ITEM}(?:{_SEP}{_ITEM})*|)"  # (the repeat entered only after a second item)
-
-# (a) (A–C) (a, c, and e) (A, left) (C, in red, 200*) — a list of atoms, optionally followed by a note.
-_PAREN = re.compile(rf"\(\s*(?:panels?\s+|)(?P<list>{_LIST})\s*(?:(?P<note>[,;:]\s*[^()]{{0,60}}?)|)\s*\)")
-# (image C) (PSA; image C) (panels A and B)
-_PAREN_WORD = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*|)(?:panels?|images?)\s+(?P<list>{_LIST})\s*\)", re.I)
-# a) A) A and B) — closing parenthesis only, not preceded by a word character or "(".
-_HALF_END = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)$")
-# A. a. A: A and C: A, — only where a sentence or clause opens (checked by the caller).
-# (The look-ahead first: labels are short words, "A", "iv", "12"; anything longer fails at once.)
-_PUNCT = re.compile(rf"(?=[^\W_]{{1,4}}(?![^\W_]))(?<![\w'])(?P<list>{_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])")
-# Bare: "a *10 magnification", "A Representative" — a single letter opening a sentence.
-_BARE = re.compile(r"(?P<list>[A-Za-z])[ \t\u00a0]+(?=\S)")
+_POSITION_IN_ITEM = re.compile(g.LABEL_POSITION, re.I)
+_SPLIT = re.compile(f"({g.LABEL_SEPARATOR})")
+_ATOM = re.compile(g.LABEL_ATOM)
+_SINGLE = re.compile(rf"[A-Za-z]{g.PRIME}{{0,2}}")
 _BARE_SPACE = frozenset(" \t\u00a0")
-# panel A, panels A and B, panels A–C
-# (The letter comes first and the look-behind after it, so the regex engine can skip ahead to a "P".)
-_PANELWORD = re.compile(rf"[Pp](?<![\w-][Pp])(?i:anels?)\s+(?P<list>{_LIST})(?![\w'])")
-
 _BY_START = operator.attrgetter("start")
-_SPLIT = re.compile(rf"({_SEP})")
-_ATOM_RE = re.compile(_ATOM)
-_SINGLE = re.compile(r"[A-Za-z]['\u2032\u2019]{0,2}")
-_POS_IN_ITEM = re.compile(_POS, re.I)
 
 
 @dataclass(slots=True)
@@ -77,7 +44,7 @@ class LabelToken:
 
 
 def _position_of(text: str) -> str:
-    words = [_POSITION_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _POSITION_WORDS]
+    words = [p for w in re.findall(r"[a-z]+", text.lower()) if (p := g.place_of(w)) is not None]
     seen: list[str] = []
     for w in words:
         if w not in seen:
@@ -95,12 +62,12 @@ def _atoms(listing: str) -> tuple[list[str], list[str], list[str]] | None:
         if k % 2:
             seps.append(part.strip().lower())
             continue
-        m = _POS_IN_ITEM.search(part)
+        m = _POSITION_IN_ITEM.search(part)
         if m is not None and m.start() > 0:
             positions.append(_position_of(m.group(0)))
             part = part[: m.start()]
         atom = part.strip()
-        if _ATOM_RE.fullmatch(atom) is None:
+        if _ATOM.fullmatch(atom) is None:
             return None
         atoms.append(atom)
     return atoms, seps, positions
@@ -110,32 +77,22 @@ def _expand(atoms: list[str], seps: list[str]) -> list[str]:
     """Lower-case labels with ranges expanded: A–C → a, b, c; (i)–(iv) → i, ii, iii, iv."""
     out: list[str] = [atoms[0]]
     for sep, atom in zip(seps, atoms[1:]):
-        is_range = sep in _DASH or sep in ("to", "through", "thru")
-        prev = out[-1]
-        if is_range and prev.lower() in _ROMAN_INDEX and atom.lower() in _ROMAN_INDEX \
-                and (len(prev) > 1 or len(atom) > 1):
-            a, b = _ROMAN_INDEX[prev.lower()], _ROMAN_INDEX[atom.lower()]
-            if a < b:
-                out.extend(_ROMAN[a:b])
-                continue
-        if is_range and len(prev) == 1 and len(atom) == 1 and prev.isalpha() and atom.isalpha():
-            out[-1:] = expand_letters(prev, atom)
-            continue
-        if is_range and prev.isdigit() and atom.isdigit() and 0 < int(atom) - int(prev) <= 30:
-            out.extend(str(n) for n in range(int(prev) + 1, int(atom) + 1))
-            continue
-        out.append(atom)
+        expanded = g.expand_range(out[-1], atom) if g.is_range(sep) else None
+        if expanded is None:
+            out.append(atom)
+        else:
+            out[-1:] = expanded
     return [a.lower() for a in out]
 
 
 def _valid_atoms(atoms: list[str]) -> bool:
     """Atoms longer than one character must be roman numerals, primes, doubled letters or numbers."""
     for a in atoms:
-        core = a.rstrip("'\u2032\u2019")
+        core = a.rstrip(g.PRIMES)
         if len(core) == 1 or core.isdigit():
             continue
         low = core.lower()
-        if low in _ROMAN_INDEX and (core.islower() or core.isupper()):
+        if low in g.ROMAN_VALUE and (core.islower() or core.isupper()):
             continue
         if len(core) == 2 and core.isalpha() and core.islower():
             continue  # "aa", "ab": labels past z (kept only when the sequence reaches z)
@@ -149,7 +106,7 @@ _Parsed = tuple[tuple[str, ...], str, tuple[str, ...], tuple[str, ...], bool, bo
 
 
 def _token(m: re.Match[str], form: str) -> LabelToken | None:
-    # Of the patterns read here only _PAREN (form "paren") has a "note" group, only _PUNCT ("dot") a "p".
+    # Of the patterns read here only _PAREN (form "paren") has a "note" group, only g.LABEL_PUNCT ("dot") a "p".
     note_text = m.group("note") if form == "paren" else None
     punct = m.group("p") if form == "dot" else None
     parsed = _parse_listing(m.group("list"), form, bool(note_text), punct)
@@ -224,14 +181,14 @@ def _scan(pattern: re.Pattern[str], form: str, text: str, start: int, end: int,
 
 def _scan_panel_words(text: str, low: str, start: int, end: int,
                       taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """``_scan`` of ``_PANELWORD``, tried only where the lower-cased text reads "panel" (``str.find`` skips
+    """``_scan`` of ``g.LABEL_PANEL_WORD``, tried only where the lower-cased text reads "panel" (``str.find`` skips
     ahead much faster than a regex that starts with a character class)."""
     if len(low) != len(text):  # lower-casing changed offsets: scan the text itself
-        return _scan(_PANELWORD, "panel", text, start, end, taken)
+        return _scan(g.LABEL_PANEL_WORD, "panel", text, start, end, taken)
     out: list[LabelToken] = []
     k = low.find("panel", start, end)
     while k != -1:
-        m = _PANELWORD.match(text, k, end)
+        m = g.LABEL_PANEL_WORD.match(text, k, end)
         if m is None:
             k = low.find("panel", k + 1, end)
             continue
@@ -277,7 +234,7 @@ def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) ->
         j = _word_before(text, start, i)
         if j < 0 or _closes_note(text, start, j):
             continue
-        m = _HALF_END.search(text, max(start, i - 40), i + 1)
+        m = g.LABEL_HALF.search(text, max(start, i - 40), i + 1)
         if m is not None and _free(m, taken):
             tok = _token(m, "half")
             if tok is not None:
@@ -290,7 +247,7 @@ def _word_before(text: str, start: int, i: int) -> int:
     a character that is none of these); -1 when there is none (the walk stops after six characters)."""
     j = i
     lo = max(start, i - 6)
-    while j > lo and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
+    while j > lo and (text[j - 1].isalnum() or text[j - 1] in g.PRIMES):
         j -= 1
     return j if 0 < i - j <= 4 and (j == start or not text[j - 1].isalnum()) else -1
 
@@ -301,21 +258,21 @@ def _closes_note(text: str, start: int, j: int) -> bool:
 
 
 def _dot_label_tokens(text: str, starts: "list[int] | set[int]", taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """``_PUNCT`` tokens ("A.", "b:", "A and C:") matched at each of ``starts`` (clause starts)."""
+    """``g.LABEL_PUNCT`` tokens ("A.", "b:", "A and C:") matched at each of ``starts`` (clause starts)."""
     out: list[LabelToken] = []
     for s in starts:
         w = text[s:s + 5]
         if len(w) == 5 and w.isalnum():
-            continue  # a word of five or more letters or digits fails _PUNCT's look-ahead at once
+            continue  # a word of five or more letters or digits fails g.LABEL_PUNCT's look-ahead at once
         c = w[:1]
         if not ("a" <= c <= "z" or "A" <= c <= "Z"):
-            # _PUNCT's list opens with an ASCII letter or a digit, and one opening with a number is no dot
+            # g.LABEL_PUNCT's list opens with an ASCII letter or a digit, and one opening with a number is no dot
             # label (_parse_listing).
             continue
         w = w[:3]
         if len(w) == 3 and w.isascii() and w.isalpha() and w.strip("ivxIVX"):
             continue  # "The", "Mean": three ASCII letters, not a roman numeral, are no _ATOM
-        m = _PUNCT.match(text, s)
+        m = g.LABEL_PUNCT.match(text, s)
         if m is not None and _free(m, taken):
             tok = _token(m, "dot")
             if tok is not None:
@@ -325,7 +282,7 @@ def _dot_label_tokens(text: str, starts: "list[int] | set[int]", taken: list[tup
 
 def _clause_dot_tokens(hits: "list[re.Match[str]]", taken: list[tuple[int, int]]) -> list[LabelToken]:
     """Tokens of the dot labels found after clause ends by ``_clause_label_hits`` (the scans' look-ahead is
-    ``_PUNCT`` itself, groups included, so a label needs no second match)."""
+    ``g.LABEL_PUNCT`` itself, groups included, so a label needs no second match)."""
     out: list[LabelToken] = []
     for m in hits:
         s, e = m.end(), m.end("p")
@@ -340,16 +297,16 @@ def _clause_dot_tokens(hits: "list[re.Match[str]]", taken: list[tuple[int, int]]
 # "[;,] and|or " or "[.;:!?(] ", written with one leading character class so the regex engine can skip
 # ahead to a punctuation mark instead of trying every position.
 _CLAUSE_END = re.compile(r"[.;:!?(,](?:(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)")
-# A clause end where _PUNCT matches with a list that does not open with a number (a number is never a dot
-# label: _parse_listing), with _PUNCT's groups. Before _PUNCT, a cheaper test of what it needs: its list
+# A clause end where g.LABEL_PUNCT matches with a list that does not open with a number (a number is never a dot
+# label: _parse_listing), with g.LABEL_PUNCT's groups. Before g.LABEL_PUNCT, a cheaper test of what it needs: its list
 # opens with a letter atom, and after the atom (and spaces) comes a position word ("top", "left", …, from
 # _POS), a separator ("and", "or", "to", "through", "&", ",", ";", a dash, from _SEP) or the closing ".",
 # ":" or ","; so one of the characters in the class below. The atom is tested in a looser form (any run
-# of up to four of i, v, x for a roman numeral) that ends where _ATOM ends wherever _PUNCT can go on after
+# of up to four of i, v, x for a roman numeral) that ends where _ATOM ends wherever g.LABEL_PUNCT can go on after
 # it (a run followed by no letter), and the atomic group loses nothing for the same reason. Most clause
 # ends ("(n = 3)", "The", "0.05)") fail this test.
 _OPENS_DOT_LABEL = (rf"(?=(?>[A-Za-z](?![A-Za-z])['\u2032\u2019]{{0,2}}|[ivxIVX]{{1,4}}(?![A-Za-z])"
-                    rf"|[a-z]{{2}}(?![A-Za-z]))\s*+[{_DASH},;&.:aotbulmcri])(?={_PUNCT.pattern})")
+                    rf"|[a-z]{{2}}(?![A-Za-z]))\s*+[{g.DASH_CHARS},;&.:aotbulmcri])(?={g.LABEL_PUNCT.pattern})")
 # One scan per punctuation mark of _CLAUSE_END (a literal first character lets the regex engine skip
 # ahead much faster than a character class does); the atomic groups keep each end where _CLAUSE_END
 # puts it.
@@ -365,8 +322,8 @@ _LABEL_CLAUSE_ENDS = (
 
 
 def _clause_label_hits(text: str, start: int) -> "list[re.Match[str]]":
-    """The clause ends from ``start`` on (as ``_CLAUSE_END`` finds them) where ``_PUNCT`` matches a list
-    that does not open with a number, as matches that end there and carry ``_PUNCT``'s groups; not in
+    """The clause ends from ``start`` on (as ``_CLAUSE_END`` finds them) where ``g.LABEL_PUNCT`` matches a list
+    that does not open with a number, as matches that end there and carry ``g.LABEL_PUNCT``'s groups; not in
     order."""
     hits: list[re.Match[str]] = []
     for mark, pattern in _LABEL_CLAUSE_ENDS:
@@ -388,7 +345,7 @@ def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) ->
     for s in starts:
         if text[s + 1:s + 2] not in _BARE_SPACE:
             continue  # _BARE needs a space after one letter
-        m = _BARE.match(text, s)
+        m = g.LABEL_BARE.match(text, s)
         if m is None or any(a < m.end() and s < b for a, b in masked):
             continue
         letter = m.group("list")
@@ -413,13 +370,13 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
         low = text.lower()
     tokens: list[LabelToken] = []
     # (Each scan adds the spans of its tokens to ``taken``.)
-    # _PANELWORD matches only where ``low`` reads "panel": its "anel", ignoring case, matches ASCII letters
+    # g.LABEL_PANEL_WORD matches only where ``low`` reads "panel": its "anel", ignoring case, matches ASCII letters
     # only, and each lower-cases to one letter wherever it stands.
     panel = "panel" in low
     if "(" in text:
         if panel or "image" in low:
-            tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, taken)
-        tokens += _scan(_PAREN, "paren", text, start, stop, taken)
+            tokens = _scan(g.LABEL_PANEL_PAREN, "panelparen", text, start, stop, taken)
+        tokens += _scan(g.LABEL_PAREN, "paren", text, start, stop, taken)
     if panel and "anel" in text:
         words = _scan_panel_words(text, low, start, stop, taken)
         if words:
@@ -437,7 +394,7 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     heads = [m.end() for i in opening if i < limit and (m := _HEADING_WORD.match(text, i)) is not None] \
         if colon >= 0 else []
     if stop == len(text):
-        # The scan runs to the end of the text, so its look-ahead sees what _PUNCT.match sees: its hits
+        # The scan runs to the end of the text, so its look-ahead sees what g.LABEL_PUNCT.match sees: its hits
         # are the clause ends where a dot label opens, read at once. (A place at or past the end of the
         # text gives _dot_label_tokens no token, so none is left out here.)
         hits = _clause_label_hits(text, start)
@@ -463,7 +420,7 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
 
 
 def _letter_index(label: str) -> int | None:
-    core = label.rstrip("'\u2032\u2019")
+    core = label.rstrip(g.PRIMES)
     if len(core) == 1 and core.isalpha():
         return ord(core) - ord("a")
     if len(core) == 2 and core.isalpha():
@@ -489,10 +446,10 @@ def accepted_label_set(labels: frozenset[str], max_gap: int = 2) -> frozenset[st
     romans: set[str] = set()
     numbers: set[int] = set()
     for lab in labels:
-        core = lab.rstrip("'\u2032\u2019")
+        core = lab.rstrip(g.PRIMES)
         if core.isdigit():
             numbers.add(int(core))
-        elif core in _ROMAN_INDEX and len(core) > 1:
+        elif core in g.ROMAN_VALUE and len(core) > 1:
             romans.add(core)
         else:
             idx = _letter_index(core)
@@ -522,13 +479,13 @@ def accepted_label_set(labels: frozenset[str], max_gap: int = 2) -> frozenset[st
     if 25 not in chain:
         keep = {k for k in keep if len(k) == 1}
     if romans:
-        ordered = sorted(_ROMAN_INDEX[r] for r in romans)
+        ordered = sorted(g.ROMAN_VALUE[r] for r in romans)
         if ordered[0] <= 2:
             prev = ordered[0]
             for n in ordered:
                 if n - prev > max_gap:
                     break
-                keep.add(_ROMAN[n - 1])
+                keep.add(g.ROMANS[n - 1])
                 prev = n
     if not chain and {1, 2} <= numbers:
         ordered_n = sorted(numbers)
@@ -545,22 +502,22 @@ def accepted_label_set(labels: frozenset[str], max_gap: int = 2) -> frozenset[st
 @functools.lru_cache(maxsize=4096)
 def label_order(label: str) -> tuple[int, int]:
     """Sort key of a label: letters a…z, aa…, then romans, then numbers."""
-    core = label.rstrip("'\u2032\u2019")
-    idx = None if (len(core) > 1 and core in _ROMAN_INDEX) else _letter_index(core)
+    core = label.rstrip(g.PRIMES)
+    idx = None if (len(core) > 1 and core in g.ROMAN_VALUE) else _letter_index(core)
     if idx is not None:
         return (0, idx * 4 + (len(label) - len(core)))
-    if core in _ROMAN_INDEX:
-        return (1, _ROMAN_INDEX[core])
+    if core in g.ROMAN_VALUE:
+        return (1, g.ROMAN_VALUE[core])
     return (2, int(core) if core.isdigit() else 0)
 
 
 def sort_labels(labels: "Collection[str]") -> list[str]:
     """Labels in panel order; with multi-letter romans present, i, v and x sort as romans."""
-    roman = any(len(lab) > 1 and lab in _ROMAN_INDEX for lab in labels)
+    roman = any(len(lab) > 1 and lab in g.ROMAN_VALUE for lab in labels)
 
     def key(lab: str) -> tuple[int, int]:
-        if roman and lab in _ROMAN_INDEX:
-            return (1, _ROMAN_INDEX[lab])
+        if roman and lab in g.ROMAN_VALUE:
+            return (1, g.ROMAN_VALUE[lab])
         return label_order(lab)
 
     return sorted(set(labels), key=key)

@@ -17,13 +17,15 @@ import operator
 import re
 from dataclasses import dataclass
 
-_VERT = r"(?:top|bottom|upper|lower|middle|cent(?:er|re))"
-_HORZ = r"(?:left|right|middle|cent(?:er|re))(?:[- ]hand)?(?:most)?"
+from figlink.text import grammar as g
+
+_VERT = g.words_pattern(g.VERTICAL_WORDS)
+_HORZ = rf"{g.words_pattern(g.HORIZONTAL_WORDS)}(?:[- ]hand)?(?:most)?"
 _NOUN = (r"(?:panels?|images?|graphs?|plots?|pictures?|micrographs?|photo(?:graph)?s?|sections?|parts?|"
          r"halves|half|sides?|corners?|rows?|columns?|insets?|boxes|box|blots?|charts?|maps?)")
-_ORD = r"(?:first|second|third|fourth|fifth|sixth|last|1st|2nd|3rd|4th|5th|6th|top|bottom|middle|upper|lower)"
-_PLACE = (rf"(?:(?:far[- ])?{_VERT}(?:[- ]?{_HORZ})?|(?:far[- ])?{_HORZ}|{_ORD}\s+(?:rows?|columns?|lines?)|"
-          rf"(?:rows?|columns?)\s+\d|insets?)")
+_ORD = g.words_pattern(tuple(g.ORDINALS) + ("top", "bottom", "middle", "upper", "lower"))
+_PLACE = (rf"(?:(?:far[- ])?{_VERT}(?:[- ]?{_HORZ})?|(?:far[- ])?{_HORZ}|{_ORD}\s+{g.words_pattern(tuple(g.AXIS_WORDS))}|"
+          rf"(?:rows?|columns?)\s+\d|{g.words_pattern(g.INSET_WORDS)})")
 _PHRASE = rf"(?P<place>{_PLACE})(?:\s+(?P<noun>{_NOUN}))?(?:\s+of\s+(?:the\s+)?(?:picture|figure|image|panel))?"
 _VERB = (r"(?:shows?|depicts?|displays?|represents?|illustrates?|indicates?|contains?|presents?|"
          r"demonstrates?|is|are|was|were|corresponds?)")
@@ -46,11 +48,8 @@ _CLAUSE_LEAD = re.compile(r"(?:^|[.;:!?]\s*|,\s*(?:and|while|whereas)?\s*|\b(?:a
 # or the end of "and", "while", "whereas" in any case (re.I folds only "\u017f" onto one of these letters).
 _CLAUSE_END_CHARS = frozenset(".;:!?,dDeEsS\u017f")
 _SENTENCE_LEAD = re.compile(r"(?:^|[.;:!?]\s*)$")
-_WORDS = {"upper": "top", "lower": "bottom", "center": "middle", "centre": "middle", "leftmost": "left",
-          "rightmost": "right"}
 _BY_START = operator.attrgetter("start")
-_ORDINALS = {"first": "1", "1st": "1", "second": "2", "2nd": "2", "third": "3", "3rd": "3", "fourth": "4",
-             "4th": "4", "fifth": "5", "5th": "5", "sixth": "6", "6th": "6", "last": "last"}
+_POSITIONS = frozenset(g.PLACE_WORDS.values())
 
 
 @dataclass(slots=True)
@@ -70,20 +69,19 @@ def normalize_position(phrase: str) -> str:
 
     Cached: a pure function of a short phrase, and the same few phrases recur in every caption."""
     words = re.findall(r"[a-z0-9]+", phrase.lower().replace("-hand", "").replace("far", ""))
-    words = [_WORDS.get(w, w.removesuffix("most")) for w in words]
-    for axis in ("row", "rows", "column", "columns", "line", "lines"):
+    words = [g.PLACE_WORDS.get(w, w) for w in (w.removesuffix("most") for w in words)]
+    for axis, name in g.AXIS_WORDS.items():
         if axis in words:
             i = words.index(axis)
-            name = "row" if axis.startswith(("row", "line")) else "column"
             other = words[i + 1] if i + 1 < len(words) and words[i + 1].isdigit() else (words[i - 1] if i else "")
             if other in ("top", "left"):
                 other = "1"
             elif other in ("bottom", "right"):
                 other = "last"
-            return f"{name} {_ORDINALS.get(other, other)}".strip()
+            return f"{name} {g.ORDINALS.get(other, other)}".strip()
     if any(w.startswith("inset") for w in words):
         return "inset"
-    parts = [w for w in words if w in ("top", "bottom", "middle", "left", "right")]
+    parts = [w for w in words if w in _POSITIONS]
     seen: list[str] = []
     for w in parts:
         if w not in seen:

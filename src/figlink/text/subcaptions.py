@@ -23,15 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from figlink.model import CaptionSplit, Subcaption
+from figlink.text import grammar as g
 from figlink.text.label_roles import Tok, assign_roles, find_label_tokens, next_char
 from figlink.text.labels import label_order, sort_labels
 from figlink.text.mentions import leading_figure_index
 from figlink.text.caption_sentences import sentence_spans
 from figlink.text.spatial import PositionToken, find_positions
 
-_DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
 _CLAUSE_BREAK = re.compile(r"[,;]\s+|\b(?:whereas|while)\s+")
-_LEAD_CHARS = frozenset(_DASH + " \t\n\r\u00a0,;:.)]")
+_LEAD_CHARS = frozenset(g.DASHES + " \t\n\r\u00a0,;:.)]")
 _TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
 _TAIL_STOP = _TAIL_CHARS | frozenset("dDrR")  # a last character that _clean may cut or look at
 
