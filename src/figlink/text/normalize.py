@@ -18,7 +18,6 @@ from figlink.text.caption_sentences import sentence_spans
 
 NUM, EQUATION, BRACKET = "[NUM]", "[EQUATION]", "[BRACKET]"
 _SENTINELS = {"\x01": NUM, "\x02": EQUATION, "\x03": BRACKET}
-_SENTINEL_BYTES = tuple((k, k.encode(), v.encode()) for k, v in _SENTINELS.items())  # replaced in UTF-8
 
 _MATHML = re.compile(r"<(?:\w+:)?math\b.*?</(?:\w+:)?math\s*>", re.S | re.I)
 _TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")
@@ -33,15 +32,6 @@ _RELATIONAL_CHARS = "=<>\u2264\u2265\u2248\u2260"  # the ASCII ones first
 _LAST_LETTER_RUN = re.compile(r"(?s:.*)[A-Za-z]{3}")
 # A run of digits not glued to a word; the digit comes before the look-behind so the engine skips to digits.
 _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])")
-# The same on UTF-8 bytes whose ASCII digits all read "0" (_DIGITS_AS_ZERO): a pattern led by one literal
-# lets the engine skip ahead to it, where one led by a digit class tests every character. Exact when the
-# text has no non-ASCII decimal digit (which \d also reads): the pattern tests only whether a byte is a
-# digit, letter, "_", "\x01", "." or ","; every byte of a non-ASCII character is >= 0x80, in none of these
-# classes, as the character is in none of them in the str pattern; a match holds ASCII bytes only, so its
-# ends fall between characters.
-_ZERO_NUMBER = re.compile(rb"0(?<![A-Za-z0_\x01]0)0*(?:[.,]0+)*(?![A-Za-z0_])")
-_DIGIT = re.compile(r"\d")
-_SPACE = re.compile(r"\s")
 _OPEN, _CLOSE = "([{", ")]}"
 _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 # The same for text without "[" and "{": its literal "(" lets the regex engine skip ahead faster.
@@ -52,14 +42,6 @@ _ASCII_OTHER_SPACES = tuple(c for c in _OTHER_SPACES if c.isascii())
 _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
 _NON_ASCII_WORD = re.compile(r"[^\W\x00-\x7f]")
 _ASCII_BYTES = bytes(range(128))
-# ASCII bytes that need no second look in _lower_numbers_finish: all but the sentinels and the whitespace
-# other than " " (deleting ASCII bytes from UTF-8 leaves whole multi-byte sequences: the rest decodes).
-_ORDINARY_ASCII = bytes(c for c in range(128) if chr(c) not in _SENTINELS and chr(c) not in _ASCII_OTHER_SPACES)
-# The bytes _ZERO_NUMBER reads: ASCII digits as "0", and the ASCII whitespace other than " " as "\x00", so that
-# one look finds any of it. Neither changes a match: the pattern tests a byte only for being a letter, a
-# digit, "_", "\x01", "." or ",", and whitespace and "\x00" are none of these.
-_ZEROED = bytes.maketrans(b"0123456789" + "".join(_ASCII_OTHER_SPACES).encode(),
-                          b"0" * 10 + b"\x00" * len(_ASCII_OTHER_SPACES))
 # Byte classes for token_count: word characters "w", joiners "-", everything else " ".
 _CHAR_CLASS = bytes.maketrans(
     bytes(range(128)),
@@ -79,14 +61,6 @@ def remove_figure_label(caption: str) -> str:
     return caption[idx.end:] if idx else caption
 
 
-def _replace_numbers(text: str) -> str:
-    """``_NUMBER.sub("\\x01", text)``, found with _ZERO_NUMBER where that is exact."""
-    raw = _encode(text)
-    if not text.isascii() and _DIGIT.search(_decode(raw.translate(None, _ASCII_BYTES))):
-        return _NUMBER.sub("\x01", text)  # a non-ASCII decimal digit
-    return _decode(b"\x01".join(_number_gaps(raw, raw.translate(_ZEROED))))
-
-
 def _encode(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")  # lone surrogates too: the bytes passes read every text
 
@@ -95,51 +69,9 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogatepass")  # the inverse of _encode
 
 
-def _number_gaps(raw: bytes, zeroed: bytes) -> list[bytes]:
-    """The pieces of ``raw`` (UTF-8 without non-ASCII decimal digits) around the numbers _NUMBER finds;
-    ``zeroed`` is ``raw.translate(_ZEROED)``."""
-    gaps, c = [], 0
-    for m in _ZERO_NUMBER.finditer(zeroed):
-        a, b = m.span()
-        gaps.append(raw[c:a])
-        c = b
-    gaps.append(raw[c:])
-    return gaps
-
-
 def _lower_numbers_finish(text: str) -> str:
-    """``_finish(_replace_numbers(text.lower()))`` in one pass over the UTF-8 bytes.
-
-    Of a text that is not ASCII, only the non-ASCII characters, sentinels and whitespace other than " "
-    (``unusual``) are looked at as a str. When lower-casing changes none of the non-ASCII characters,
-    ``bytes.lower`` (ASCII letters only) gives ``str.lower``'s result: ``str.lower`` maps each character on
-    its own but for final sigma, and "Σ" always changes. An ASCII text has nothing to lower but ASCII
-    letters and no non-ASCII digit; its other whitespace shows as "\\x00" in ``zeroed``, and its sentinels are
-    looked for in the text itself (a quick memchr). Numbers and sentinels become placeholders on the bytes:
-    replacing a non-space by non-spaces commutes with the whitespace collapse, which is skipped when the
-    text has no double, leading or trailing " " and no other whitespace (lower-casing and numbers never add
-    or remove any).
-    """
-    raw = _encode(text)
-    ascii_text = text.isascii()
-    unusual = text
-    if not ascii_text:
-        unusual = _decode(raw.translate(None, _ORDINARY_ASCII))
-        if unusual.lower() != unusual:
-            raw = _encode(text.lower())
-            unusual = _decode(raw.translate(None, _ORDINARY_ASCII))
-        if _DIGIT.search(unusual):
-            return _finish(_replace_numbers(text.lower()))  # a non-ASCII decimal digit: the str pattern
-    raw = raw.lower()
-    zeroed = raw.translate(_ZEROED)
-    out = b"[NUM]".join(_number_gaps(raw, zeroed))
-    for k, k_byte, placeholder in _SENTINEL_BYTES:
-        if k in unusual:
-            out = out.replace(k_byte, placeholder)
-    other_space = b"\x00" in zeroed if ascii_text else _SPACE.search(unusual) is not None
-    if other_space or raw[:1] == b" " or raw[-1:] == b" " or b"  " in raw:
-        return " ".join(_decode(out).split())
-    return _decode(out)
+    """Lower case, numbers → [NUM], whitespace collapsed, placeholders written."""
+    return _finish(_NUMBER.sub("\x01", text.lower()))
 
 
 def _replace_equations(text: str) -> str:
@@ -323,7 +255,7 @@ def normalized_caption(caption: str) -> NormalizedCaption:
     plain = strip_markup(raw)
     spans = sentence_spans(plain)
     spaced = _single_spaced(plain)  # true for the lower-cased and numbered text as well
-    numbered = _replace_numbers(plain.lower())
+    numbered = _NUMBER.sub("\x01", plain.lower())
     basic = _finish(numbered, spaced)
     with_equations = _replace_equations(raw)
     if with_equations == raw:
