@@ -40,12 +40,6 @@ _INNERMOST_PAREN = re.compile(r"\([^()\[\]{}]*\)")
 _OTHER_SPACES = tuple(c for c in map(chr, range(0x3001)) if c.isspace() and c != " ")
 _ASCII_OTHER_SPACES = tuple(c for c in _OTHER_SPACES if c.isascii())
 _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
-_NON_ASCII_WORD = re.compile(r"[^\W\x00-\x7f]")
-_ASCII_BYTES = bytes(range(128))
-# Byte classes for token_count: word characters "w", joiners "-", everything else " ".
-_CHAR_CLASS = bytes.maketrans(
-    bytes(range(128)),
-    bytes(ord("w") if re.fullmatch(r"\w", chr(c)) else ord("-") if chr(c) in "-'" else ord(" ") for c in range(128)))
 
 
 def strip_markup(text: str) -> str:
@@ -59,14 +53,6 @@ def remove_figure_label(caption: str) -> str:
     """The caption without its leading figure label ("Figure 1:", "Fig. S2.")."""
     idx = leading_figure_index(caption)
     return caption[idx.end:] if idx else caption
-
-
-def _encode(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")  # lone surrogates too: the bytes passes read every text
-
-
-def _decode(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogatepass")  # the inverse of _encode
 
 
 def _lower_numbers_finish(text: str) -> str:
@@ -180,26 +166,8 @@ def caption_tokens(text: str) -> list[str]:
 
 
 def token_count(text: str) -> int:
-    """``len(caption_tokens(text))``, counted without building the tokens.
-
-    Every character is classed, one byte each, as word (``\\w``: "w"), joiner ("-", "'", U+2019: "-") or
-    other (" "). A token is a run of word characters chained by single joiners, so it starts at each "w"
-    that opens the text or follows " ", " -", "--" or an opening "-": a "w" after "w-" continues a token.
-    A placeholder ("[NUM]") is one run between other characters.
-    """
-    if not text.isascii():
-        # The non-ASCII characters alone (ASCII bytes never occur inside a multi-byte UTF-8 sequence): each
-        # word character among them is written "a" and U+2019 "'"; every other one encodes as "?" (other).
-        rest = _decode(_encode(text).translate(None, _ASCII_BYTES))
-        for ch in set(_NON_ASCII_WORD.findall(rest)):
-            text = text.replace(ch, "a")
-        if "\u2019" in rest:
-            text = text.replace("\u2019", "'")
-        classes = text.encode("ascii", "replace").translate(_CHAR_CLASS)
-    else:
-        classes = text.encode("ascii").translate(_CHAR_CLASS)
-    return (classes.count(b" w") + classes.count(b" -w") + classes.count(b"--w")
-            + classes.startswith(b"w") + classes.startswith(b"-w"))
+    """``len(caption_tokens(text))``."""
+    return len(_TOKEN.findall(text))
 
 
 def first_sentence(caption: str) -> str:
