@@ -37,8 +37,6 @@ _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 # The same for text without "[" and "{": its literal "(" lets the regex engine skip ahead faster.
 _INNERMOST_PAREN = re.compile(r"\([^()\[\]{}]*\)")
 # Whitespace other than " " that str.split() splits on (every isspace() character lies below U+3001).
-_OTHER_SPACES = tuple(c for c in map(chr, range(0x3001)) if c.isspace() and c != " ")
-_ASCII_OTHER_SPACES = tuple(c for c in _OTHER_SPACES if c.isascii())
 _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
 
 
@@ -125,27 +123,11 @@ def _replace_brackets(text: str) -> str:
         text = new
 
 
-def _collapse_spaces(text: str) -> str:
-    """``" ".join(text.split())``, skipping the split when the text has only single inner spaces."""
-    others = _ASCII_OTHER_SPACES if text.isascii() else _OTHER_SPACES
-    if "  " in text or text[:1] == " " or text[-1:] == " " or any(c in text for c in others):
-        return " ".join(text.split())
-    return text
-
-
-def _single_spaced(text: str) -> bool:
-    """True when ``text`` certainly has no whitespace to collapse: printable (so no whitespace but " "),
-    without double, leading or trailing spaces. Replacing numbers, brackets or case keeps this true."""
-    return text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
-
-
-def _finish(text: str, spaced: bool = False) -> str:
-    """Whitespace collapsed (skipped when the caller knows the text is ``spaced``), placeholders written."""
-    if not spaced:
-        text = _collapse_spaces(text)
+def _finish(text: str) -> str:
+    """Whitespace collapsed, placeholders written."""
+    text = " ".join(text.split())
     for k, v in _SENTINELS.items():
-        if k in text:
-            text = text.replace(k, v)
+        text = text.replace(k, v)
     return text
 
 
@@ -222,12 +204,11 @@ def normalized_caption(caption: str) -> NormalizedCaption:
     raw = remove_figure_label(caption)
     plain = strip_markup(raw)
     spans = sentence_spans(plain)
-    spaced = _single_spaced(plain)  # true for the lower-cased and numbered text as well
     numbered = _NUMBER.sub("\x01", plain.lower())
-    basic = _finish(numbered, spaced)
+    basic = _finish(numbered)
     with_equations = _replace_equations(raw)
     if with_equations == raw:
-        advanced = _finish(_replace_brackets(numbered), spaced)
+        advanced = _finish(_replace_brackets(numbered))
     else:  # normalize_advanced's steps after its equation step
         text = strip_markup(with_equations)
         advanced = _lower_numbers_finish(_replace_brackets(text))
