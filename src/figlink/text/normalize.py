@@ -36,7 +36,6 @@ _OPEN, _CLOSE = "([{", ")]}"
 _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 # The same for text without "[" and "{": its literal "(" lets the regex engine skip ahead faster.
 _INNERMOST_PAREN = re.compile(r"\([^()\[\]{}]*\)")
-# Whitespace other than " " that str.split() splits on (every isspace() character lies below U+3001).
 _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
 
 
@@ -138,8 +137,12 @@ def normalize_basic(caption: str) -> str:
 
 def normalize_advanced(caption: str) -> str:
     """Basic normalization plus equations → [EQUATION] and bracketed spans → [BRACKET]."""
-    text = strip_markup(_replace_equations(remove_figure_label(caption)))
-    return _lower_numbers_finish(_replace_brackets(text))
+    return _advanced(remove_figure_label(caption))
+
+
+def _advanced(body: str) -> str:
+    """``normalize_advanced`` of a caption whose figure label is removed."""
+    return _lower_numbers_finish(_replace_brackets(strip_markup(_replace_equations(body))))
 
 
 def caption_tokens(text: str) -> list[str]:
@@ -192,28 +195,14 @@ def select_caption(caption: str, policy: str = "first_sentence", limit: int = 10
 
 
 def normalized_caption(caption: str) -> NormalizedCaption:
-    """All normalization fields of one caption, as stored on :class:`figlink.model.Figure` (the same
-    values as the functions above, sharing their steps).
-
-    Lower-casing and number replacement are done once for the basic and the advanced text: replacing
-    bracketed spans commutes with both (it looks only at bracket characters, which lower-casing never makes
-    or removes, and a number never runs across a bracket nor reads a neighbour that is a bracket or a
-    placeholder differently), so when no equation is found the advanced text is the basic one's numbered
-    text with its brackets replaced.
-    """
-    raw = remove_figure_label(caption)
-    plain = strip_markup(raw)
+    """All normalization fields of one caption, as stored on :class:`figlink.model.Figure` (the values of
+    the functions above)."""
+    body = remove_figure_label(caption)
+    plain = strip_markup(body)
     spans = sentence_spans(plain)
-    numbered = _NUMBER.sub("\x01", plain.lower())
-    basic = _finish(numbered)
-    with_equations = _replace_equations(raw)
-    if with_equations == raw:
-        advanced = _finish(_replace_brackets(numbered))
-    else:  # normalize_advanced's steps after its equation step
-        text = strip_markup(with_equations)
-        advanced = _lower_numbers_finish(_replace_brackets(text))
+    basic = _lower_numbers_finish(plain)
     first = plain[spans[0][0]:spans[0][1]] if spans else ""
-    return NormalizedCaption(basic=basic, advanced=advanced, first_sentence=_lower_numbers_finish(first),
+    return NormalizedCaption(basic=basic, advanced=_advanced(body), first_sentence=_lower_numbers_finish(first),
                              n_sentences=len(spans), n_tokens=token_count(basic))
 
 
