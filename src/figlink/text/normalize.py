@@ -25,11 +25,7 @@ _TEX = re.compile(r"\$\$.+?\$\$|\$[^$\n]{1,400}\$|\\\(.+?\\\)|\\\[.+?\\\]", re.S
 _OPERAND = r"(?:[A-Za-z\u0391-\u03c9]{1,2}\d{0,2}|\d+(?:[.,]\d+)?%?)"
 _OPERATOR = r"(?:[=<>\u2264\u2265\u2248\u2260\u00b1+\u2212\-*/^\u00d7\u00b7]|&lt;|&gt;)"
 _RELATION = re.compile(rf"(?<![\w.]){_OPERAND}(?:\s*{_OPERATOR}+\s*{_OPERAND})+(?![\w])")
-_RELATIONAL_CHARS = "=<>\u2264\u2265\u2248\u2260"  # the ASCII ones first
-# The last run of three ASCII letters before a point. No relation covers any of its letters: inside one,
-# letters come at most two in a row (an operand's, or "lt"/"gt" between "&" and ";"), and a relation neither
-# starts right after a word character nor ends right before one.
-_LAST_LETTER_RUN = re.compile(r"(?s:.*)[A-Za-z]{3}")
+_RELATIONAL = re.compile("[=<>\u2264\u2265\u2248\u2260]")
 # A run of digits not glued to a word; the digit comes before the look-behind so the engine skips to digits.
 _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])")
 _OPEN, _CLOSE = "([{", ")]}"
@@ -58,32 +54,20 @@ def _lower_numbers_finish(text: str) -> str:
 
 
 def _replace_equations(text: str) -> str:
-    if "<" in text:
-        text = _MATHML.sub(" \x02 ", text)
-    if "$" in text or "\\" in text:
-        text = _TEX.sub("\x02", text)
-    # Look for inline relations only around their operators ("r2=0.72", "P < 0.01").
-    if not ("=" in text or "<" in text or ">" in text
-            or (not text.isascii() and any(ch in text for ch in _RELATIONAL_CHARS[3:]))):
-        return text  # most captions have none: decided without a regex scan
+    """MathML, TeX and inline relations ("r2=0.72", "P < 0.01") → the equation placeholder."""
+    text = _TEX.sub("\x02", _MATHML.sub(" \x02 ", text))
     spans: list[tuple[int, int]] = []
-    for i in _operator_positions(text):
+    for op in _RELATIONAL.finditer(text):
+        i = op.start()
         if spans and i < spans[-1][1]:
-            continue
-        # The first relation of the window around the operator (in the order finditer gives them) that ends
-        # after it; it holds the operator unless it starts after it.
-        # The scan may start after the window's last run of three letters before the operator: no relation
-        # covers the run, so a scan from the window's start finds relations that end before it, then the
-        # same ones as a scan from its end.
-        lo, hi = max(0, i - 24), min(len(text), i + 40)
-        barrier = _LAST_LETTER_RUN.match(text, lo, i)
-        m = _RELATION.search(text, barrier.end() if barrier else lo, hi)
-        while m is not None and m.end() <= i:
-            m = _RELATION.search(text, m.end(), hi)
-        if m is not None and m.start() <= i and (not spans or m.start() >= spans[-1][1]):
-            spans.append(m.span())
-    if not spans:
-        return text
+            continue  # inside the relation just found
+        # The first relation of a window around the operator that ends after it holds the operator, unless
+        # it starts after it.
+        for m in _RELATION.finditer(text, max(0, i - 24), min(len(text), i + 40)):
+            if m.end() > i:
+                if m.start() <= i and (not spans or m.start() >= spans[-1][1]):
+                    spans.append(m.span())
+                break
     out, c = [], 0
     for a, b in spans:
         out.append(text[c:a])
@@ -91,19 +75,6 @@ def _replace_equations(text: str) -> str:
         c = b
     out.append(text[c:])
     return "".join(out)
-
-
-def _operator_positions(text: str) -> list[int]:
-    """Offsets of the relational characters in ``text``, in order, found with ``str.find`` (a regex scan for
-    a character class tests every character; few captions hold more than a handful of operators)."""
-    out: list[int] = []
-    for ch in _RELATIONAL_CHARS if not text.isascii() else _RELATIONAL_CHARS[:3]:
-        k = text.find(ch)
-        while k != -1:
-            out.append(k)
-            k = text.find(ch, k + 1)
-    out.sort()
-    return out
 
 
 def _replace_brackets(text: str) -> str:
