@@ -28,10 +28,7 @@ _RELATION = re.compile(rf"(?<![\w.]){_OPERAND}(?:\s*{_OPERATOR}+\s*{_OPERAND})+(
 _RELATIONAL = re.compile("[=<>\u2264\u2265\u2248\u2260]")
 # A run of digits not glued to a word; the digit comes before the look-behind so the engine skips to digits.
 _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])")
-_OPEN, _CLOSE = "([{", ")]}"
 _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
-# The same for text without "[" and "{": its literal "(" lets the regex engine skip ahead faster.
-_INNERMOST_PAREN = re.compile(r"\([^()\[\]{}]*\)")
 _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
 
 
@@ -81,13 +78,10 @@ def _replace_brackets(text: str) -> str:
     """Outermost balanced (), [] and {} spans → one placeholder each; unbalanced ones are left as they are.
 
     Innermost spans are replaced first, pass after pass, so a span holding only placeholders is replaced
-    next; a pass costs one C-level substitution, and captions rarely nest more than twice.
+    next (captions rarely nest more than twice).
     """
-    if "(" not in text and "[" not in text and "{" not in text:
-        return text
-    innermost = _INNERMOST_PAREN if "[" not in text and "{" not in text else _INNERMOST
     while True:
-        new, n = innermost.subn("\x03", text)
+        new, n = _INNERMOST.subn("\x03", text)
         if n == 0 or not (")" in new or "]" in new or "}" in new):
             return new  # nothing replaced, or no closing bracket left for another pass to pair
         text = new
