@@ -26,7 +26,10 @@ _OPERAND = r"(?:[A-Za-z\u0391-\u03c9]{1,2}\d{0,2}|\d+(?:[.,]\d+)?%?)"
 _OPERATOR = r"(?:[=<>\u2264\u2265\u2248\u2260\u00b1+\u2212\-*/^\u00d7\u00b7]|&lt;|&gt;)"
 _RELATION = re.compile(rf"(?<![\w.]){_OPERAND}(?:\s*{_OPERATOR}+\s*{_OPERAND})+(?![\w])")
 _RELATIONAL = re.compile("[=<>\u2264\u2265\u2248\u2260]")
-# A run of digits not glued to a word; the digit comes before the look-behind so the engine skips to digits.
+# A number not glued to a word ("12", "0.05", "2,000"; not "r2" or "3D"), as it reads:
+NUMBER_PLAIN = re.compile(r"(?<![A-Za-z0-9_\x01])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")
+# The same matches with the first digit before the look-behind, so the regex engine skips ahead to digits
+# (kept: 1.32x on the normalization stage; the tests compare it with NUMBER_PLAIN).
 _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])")
 _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
