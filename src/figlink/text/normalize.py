@@ -37,8 +37,6 @@ _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
 
 def strip_markup(text: str) -> str:
     """Drop HTML/XML tags and decode entities ("&lt;" → "<"); MathML keeps its text."""
-    if "<" not in text and "&" not in text:
-        return text
     return html.unescape(_TAG.sub(" ", text))
 
 
