@@ -66,7 +66,7 @@ def test_qualifier_precheck_never_skips_a_qualifier() -> None:
 def _raw_plain(text: str, body: int, starts: list[int], low: str) -> list[labels.LabelToken]:
     maybe = "fig" in low or ("image" in low and label_roles._IMAGE_NUMBER.search(low) is not None)
     masked = [(m.start, m.end) for m in mentions.find_mentions(text, low) if m.end > body] if maybe else []
-    return labels.raw_label_tokens(text, body, None, masked, starts, low)
+    return labels.raw_label_tokens(text, body, masked, starts, low)
 
 
 def test_mentions_masked_only_where_they_matter() -> None:

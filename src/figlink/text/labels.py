@@ -356,14 +356,14 @@ def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) ->
     return out
 
 
-def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
-                     masked: list[tuple[int, int]] | None = None,
+def raw_label_tokens(text: str, start: int = 0, masked: list[tuple[int, int]] | None = None,
                      sentence_starts: list[int] | None = None, low: str | None = None) -> list[LabelToken]:
-    """Every candidate label token in ``text[start:end]``, before the sequence check, in order.
+    """Every candidate label token in ``text[start:]`` outside ``masked`` spans, before the sequence check,
+    in order.
 
     Bare letters are looked for only at ``sentence_starts``. ``low`` is ``text.lower()`` when the caller
     has it already."""
-    stop = len(text) if end is None else end
+    stop = len(text)
     taken = list(masked or [])
     sentence_starts = sentence_starts or []  # (only read)
     if low is None:
@@ -393,22 +393,17 @@ def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
     limit = min(stop, colon)
     heads = [m.end() for i in opening if i < limit and (m := _HEADING_WORD.match(text, i)) is not None] \
         if colon >= 0 else []
-    if stop == len(text):
-        # The scan runs to the end of the text, so its look-ahead sees what g.LABEL_PUNCT.match sees: its hits
-        # are the clause ends where a dot label opens, read at once. (A place at or past the end of the
-        # text gives _dot_label_tokens no token, so none is left out here.)
-        hits = _clause_label_hits(text, start)
-        others = set(opening)
-        others.update(heads)
-        punct = []
-        if hits:
-            others.difference_update([m.end() for m in hits])
-            punct = _clause_dot_tokens(hits, taken)
-        punct += _dot_label_tokens(text, others, taken)
-    else:
-        others = {m.end() for m in _CLAUSE_END.finditer(text, start, stop)}
-        others.update(s for s in opening + heads if s < stop)
-        punct = _dot_label_tokens(text, [s for s in others if s < stop], taken)
+    # The scan runs to the end of the text, so its look-ahead sees what g.LABEL_PUNCT.match sees: its hits
+    # are the clause ends where a dot label opens, read at once. (A place at or past the end of the
+    # text gives _dot_label_tokens no token, so none is left out here.)
+    hits = _clause_label_hits(text, start)
+    others = set(opening)
+    others.update(heads)
+    punct = []
+    if hits:
+        others.difference_update([m.end() for m in hits])
+        punct = _clause_dot_tokens(hits, taken)
+    punct += _dot_label_tokens(text, others, taken)
     if punct:
         taken += [(t.start, t.end) for t in punct]
     tokens += punct
