@@ -280,58 +280,9 @@ def _dot_label_tokens(text: str, starts: "list[int] | set[int]", taken: list[tup
     return out
 
 
-def _clause_dot_tokens(hits: "list[re.Match[str]]", taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """Tokens of the dot labels found after clause ends by ``_clause_label_hits`` (the scans' look-ahead is
-    ``g.LABEL_PUNCT`` itself, groups included, so a label needs no second match)."""
-    out: list[LabelToken] = []
-    for m in hits:
-        s, e = m.end(), m.end("p")
-        if any(a < e and s < b for a, b in taken):
-            continue
-        parsed = _parse_listing(m.group("list"), "dot", False, m.group("p"))
-        if parsed is not None:
-            out.append(LabelToken(s, e, *parsed))
-    return out
-
-
 # "[;,] and|or " or "[.;:!?(] ", written with one leading character class so the regex engine can skip
 # ahead to a punctuation mark instead of trying every position.
 _CLAUSE_END = re.compile(r"[.;:!?(,](?:(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)")
-# A clause end where g.LABEL_PUNCT matches with a list that does not open with a number (a number is never a dot
-# label: _parse_listing), with g.LABEL_PUNCT's groups. Before g.LABEL_PUNCT, a cheaper test of what it needs: its list
-# opens with a letter atom, and after the atom (and spaces) comes a position word ("top", "left", …, from
-# _POS), a separator ("and", "or", "to", "through", "&", ",", ";", a dash, from _SEP) or the closing ".",
-# ":" or ","; so one of the characters in the class below. The atom is tested in a looser form (any run
-# of up to four of i, v, x for a roman numeral) that ends where _ATOM ends wherever g.LABEL_PUNCT can go on after
-# it (a run followed by no letter), and the atomic group loses nothing for the same reason. Most clause
-# ends ("(n = 3)", "The", "0.05)") fail this test.
-_OPENS_DOT_LABEL = (rf"(?=(?>[A-Za-z](?![A-Za-z])['\u2032\u2019]{{0,2}}|[ivxIVX]{{1,4}}(?![A-Za-z])"
-                    rf"|[a-z]{{2}}(?![A-Za-z]))\s*+[{g.DASH_CHARS},;&.:aotbulmcri])(?={g.LABEL_PUNCT.pattern})")
-# One scan per punctuation mark of _CLAUSE_END (a literal first character lets the regex engine skip
-# ahead much faster than a character class does); the atomic groups keep each end where _CLAUSE_END
-# puts it.
-_LABEL_CLAUSE_ENDS = (
-    (".", re.compile(rf"\.\s*+{_OPENS_DOT_LABEL}")),
-    ("(", re.compile(rf"\(\s*+{_OPENS_DOT_LABEL}")),
-    (",", re.compile(rf",(?>\s*(?:and|or)\s+){_OPENS_DOT_LABEL}")),
-    (";", re.compile(rf";(?>\s*(?:and|or)\s+|\s*){_OPENS_DOT_LABEL}")),
-    (":", re.compile(rf":\s*+{_OPENS_DOT_LABEL}")),
-    ("!", re.compile(rf"!\s*+{_OPENS_DOT_LABEL}")),
-    ("?", re.compile(rf"\?\s*+{_OPENS_DOT_LABEL}")),
-)
-
-
-def _clause_label_hits(text: str, start: int) -> "list[re.Match[str]]":
-    """The clause ends from ``start`` on (as ``_CLAUSE_END`` finds them) where ``g.LABEL_PUNCT`` matches a list
-    that does not open with a number, as matches that end there and carry ``g.LABEL_PUNCT``'s groups; not in
-    order."""
-    hits: list[re.Match[str]] = []
-    for mark, pattern in _LABEL_CLAUSE_ENDS:
-        if mark in text:
-            hits += pattern.finditer(text, start)
-    return hits
-
-
 # "Genotypes A: …". (Possessive: no run gives back a character, since what follows a run cannot match
 # one of its characters: a space after [a-z], a letter after \s, \s or ":" after [A-Za-z]; the same
 # matches, without the regex engine trying shorter runs where one fails.)
@@ -393,17 +344,9 @@ def raw_label_tokens(text: str, start: int = 0, masked: list[tuple[int, int]] | 
     limit = min(stop, colon)
     heads = [m.end() for i in opening if i < limit and (m := _HEADING_WORD.match(text, i)) is not None] \
         if colon >= 0 else []
-    # The scan runs to the end of the text, so its look-ahead sees what g.LABEL_PUNCT.match sees: its hits
-    # are the clause ends where a dot label opens, read at once. (A place at or past the end of the
-    # text gives _dot_label_tokens no token, so none is left out here.)
-    hits = _clause_label_hits(text, start)
-    others = set(opening)
-    others.update(heads)
-    punct = []
-    if hits:
-        others.difference_update([m.end() for m in hits])
-        punct = _clause_dot_tokens(hits, taken)
-    punct += _dot_label_tokens(text, others, taken)
+    clause_starts = {m.end() for m in _CLAUSE_END.finditer(text, start)}
+    clause_starts.update(opening + heads)
+    punct = _dot_label_tokens(text, clause_starts, taken)
     if punct:
         taken += [(t.start, t.end) for t in punct]
     tokens += punct
