@@ -257,21 +257,10 @@ def _closes_note(text: str, start: int, j: int) -> bool:
     return text.rfind("(", max(start, j - 200), j) > text.rfind(")", max(start, j - 200), j)
 
 
-def _dot_label_tokens(text: str, starts: "list[int] | set[int]", taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """``g.LABEL_PUNCT`` tokens ("A.", "b:", "A and C:") matched at each of ``starts`` (clause starts)."""
+def _dot_label_tokens(text: str, starts: set[int], taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """LABEL_PUNCT tokens ("A.", "b:", "A and C:") matched at each of ``starts`` (clause starts)."""
     out: list[LabelToken] = []
     for s in starts:
-        w = text[s:s + 5]
-        if len(w) == 5 and w.isalnum():
-            continue  # a word of five or more letters or digits fails g.LABEL_PUNCT's look-ahead at once
-        c = w[:1]
-        if not ("a" <= c <= "z" or "A" <= c <= "Z"):
-            # g.LABEL_PUNCT's list opens with an ASCII letter or a digit, and one opening with a number is no dot
-            # label (_parse_listing).
-            continue
-        w = w[:3]
-        if len(w) == 3 and w.isascii() and w.isalpha() and w.strip("ivxIVX"):
-            continue  # "The", "Mean": three ASCII letters, not a roman numeral, are no _ATOM
         m = g.LABEL_PUNCT.match(text, s)
         if m is not None and _free(m, taken):
             tok = _token(m, "dot")
