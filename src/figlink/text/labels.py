@@ -269,8 +269,10 @@ def _dot_label_tokens(text: str, starts: set[int], taken: list[tuple[int, int]])
     return out
 
 
-# "[;,] and|or " or "[.;:!?(] ", written with one leading character class so the regex engine can skip
-# ahead to a punctuation mark instead of trying every position.
+# Where a clause opens: after "; and", ", or", or after ".", ";", ":", "!", "?", "(" and spaces.
+CLAUSE_END_PLAIN = re.compile(r"[;,]\s*(?:and|or)\s+|[.;:!?(]\s*")
+# The same ends, written with one leading character class so the regex engine can skip ahead to a mark
+# (kept: 1.23x on the label finder; the tests compare it with CLAUSE_END_PLAIN).
 _CLAUSE_END = re.compile(r"[.;:!?(,](?:(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)")
 # "Genotypes A: …". (Possessive: no run gives back a character, since what follows a run cannot match
 # one of its characters: a space after [a-z], a letter after \s, \s or ":" after [A-Za-z]; the same
