@@ -329,10 +329,7 @@ def raw_label_tokens(text: str, start: int = 0, masked: list[tuple[int, int]] | 
     # Dot/colon labels open clauses: after a clause end, at a sentence start, at ``start``, and after a
     # heading word that opens a sentence ("Genotypes A: …").
     opening = sentence_starts + [start]
-    colon = text.rfind(":")  # a heading is followed by a colon
-    limit = min(stop, colon)
-    heads = [m.end() for i in opening if i < limit and (m := _HEADING_WORD.match(text, i)) is not None] \
-        if colon >= 0 else []
+    heads = [m.end() for i in opening if (m := _HEADING_WORD.match(text, i)) is not None]
     clause_starts = {m.end() for m in _CLAUSE_END.finditer(text, start)}
     clause_starts.update(opening + heads)
     punct = _dot_label_tokens(text, clause_starts, taken)
