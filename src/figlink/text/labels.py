@@ -199,46 +199,19 @@ def _scan_panel_words(text: str, low: str, start: int, end: int,
     return out
 
 
-# A ")" after a run of one to four letters, digits or primes ("a)", "iv)", "B')"): where _scan_half's walk
-# back succeeds (the look-behinds see before the scan's start, so a ")" within four characters of the
-# start is checked apart). The literal ")" first lets the regex engine skip ahead to one.
-_HALF_HINT = re.compile(r"\)(?<=(?:[^\W_]|['\u2032\u2019])\))(?<!(?:[^\W_]|['\u2032\u2019]){5}\))")
-
-
-def _every_close_ends_note(text: str, start: int) -> bool:
-    """Whether every ")" from ``start`` on closes a "(" found from ``start`` on, with no parenthesis and at
-    most 195 characters between: then it closes a note for _closes_note, whatever word comes before it (the
-    "(" lies within 200 characters of that word)."""
-    # The pieces between the ")" hold no ")"; the last "(" of each is the parenthesis before its ")".
-    pieces = text[start:].split(")")
-    pieces.pop()  # the text after the last ")"
-    for piece in pieces:
-        k = piece.rfind("(")
-        if k < 0 or len(piece) - k - 1 > 195:
-            return False
-    return True
-
-
-def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """"a)", "A and B)": looked for only before a closing parenthesis that follows a short word."""
+def _scan_half(text: str, start: int, taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """"a)", "A and B)": a closing parenthesis after a short word, unless it closes a note ("(… B)")."""
     out: list[LabelToken] = []
-    if end == len(text) and _every_close_ends_note(text, start):
-        return out  # no ")" ends a half label
-    closed = {b - 1 for _, b in taken}
-    near = [i for i in range(start, min(end, start + 5)) if text[i] == ")"]
-    hinted = [m.start() for m in _HALF_HINT.finditer(text, start + 5, end)] if end > start + 5 else []
-    for i in near + hinted:
-        # A ")" that ends a token already found is not looked at again.
-        if i in closed:
-            continue
+    i = text.find(")", start)
+    while i != -1:
         j = _word_before(text, start, i)
-        if j < 0 or _closes_note(text, start, j):
-            continue
-        m = g.LABEL_HALF.search(text, max(start, i - 40), i + 1)
-        if m is not None and _free(m, taken):
-            tok = _token(m, "half")
-            if tok is not None:
-                out.append(tok)
+        if j >= 0 and not _closes_note(text, start, j):
+            m = g.LABEL_HALF.search(text, max(start, i - 40), i + 1)
+            if m is not None and _free(m, taken):
+                tok = _token(m, "half")
+                if tok is not None:
+                    out.append(tok)
+        i = text.find(")", i + 1)
     return out
 
 
@@ -322,7 +295,7 @@ def raw_label_tokens(text: str, start: int = 0, masked: list[tuple[int, int]] | 
         if words:
             taken += [(t.start, t.end) for t in words]
         tokens += words
-    half = _scan_half(text, start, stop, taken)
+    half = _scan_half(text, start, taken)
     if half:
         taken += [(t.start, t.end) for t in half]
     tokens += half
