@@ -179,26 +179,6 @@ def _scan(pattern: re.Pattern[str], form: str, text: str, start: int, end: int,
     return out
 
 
-def _scan_panel_words(text: str, low: str, start: int, end: int,
-                      taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """``_scan`` of ``g.LABEL_PANEL_WORD``, tried only where the lower-cased text reads "panel" (``str.find`` skips
-    ahead much faster than a regex that starts with a character class)."""
-    if len(low) != len(text):  # lower-casing changed offsets: scan the text itself
-        return _scan(g.LABEL_PANEL_WORD, "panel", text, start, end, taken)
-    out: list[LabelToken] = []
-    k = low.find("panel", start, end)
-    while k != -1:
-        m = g.LABEL_PANEL_WORD.match(text, k, end)
-        if m is None:
-            k = low.find("panel", k + 1, end)
-            continue
-        tok = _token(m, "panel") if _free(m, taken) else None
-        if tok is not None:
-            out.append(tok)
-        k = low.find("panel", m.end(), end)
-    return out
-
-
 def _scan_half(text: str, start: int, taken: list[tuple[int, int]]) -> list[LabelToken]:
     """"a)", "A and B)": a closing parenthesis after a short word, unless it closes a note ("(… B)")."""
     out: list[LabelToken] = []
@@ -291,10 +271,7 @@ def raw_label_tokens(text: str, start: int = 0, masked: list[tuple[int, int]] | 
             tokens = _scan(g.LABEL_PANEL_PAREN, "panelparen", text, start, stop, taken)
         tokens += _scan(g.LABEL_PAREN, "paren", text, start, stop, taken)
     if panel and "anel" in text:
-        words = _scan_panel_words(text, low, start, stop, taken)
-        if words:
-            taken += [(t.start, t.end) for t in words]
-        tokens += words
+        tokens += _scan(g.LABEL_PANEL_WORD, "panel", text, start, stop, taken)
     half = _scan_half(text, start, taken)
     if half:
         taken += [(t.start, t.end) for t in half]
