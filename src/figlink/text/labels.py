@@ -259,19 +259,10 @@ def raw_label_tokens(text: str, start: int = 0, masked: list[tuple[int, int]] | 
     stop = len(text)
     taken = list(masked or [])
     sentence_starts = sentence_starts or []  # (only read)
-    if low is None:
-        low = text.lower()
-    tokens: list[LabelToken] = []
     # (Each scan adds the spans of its tokens to ``taken``.)
-    # g.LABEL_PANEL_WORD matches only where ``low`` reads "panel": its "anel", ignoring case, matches ASCII letters
-    # only, and each lower-cases to one letter wherever it stands.
-    panel = "panel" in low
-    if "(" in text:
-        if panel or "image" in low:
-            tokens = _scan(g.LABEL_PANEL_PAREN, "panelparen", text, start, stop, taken)
-        tokens += _scan(g.LABEL_PAREN, "paren", text, start, stop, taken)
-    if panel and "anel" in text:
-        tokens += _scan(g.LABEL_PANEL_WORD, "panel", text, start, stop, taken)
+    tokens = _scan(g.LABEL_PANEL_PAREN, "panelparen", text, start, stop, taken)
+    tokens += _scan(g.LABEL_PAREN, "paren", text, start, stop, taken)
+    tokens += _scan(g.LABEL_PANEL_WORD, "panel", text, start, stop, taken)
     half = _scan_half(text, start, taken)
     if half:
         taken += [(t.start, t.end) for t in half]
