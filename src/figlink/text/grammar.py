@@ -126,7 +126,9 @@ LABEL_PUNCT = re.compile(rf"(?=[^\W_]{{1,4}}(?![^\W_]))(?<![\w'])(?P<list>{LABEL
 # "a *10 magnification", "A Representative": one letter opening a sentence.
 LABEL_BARE = re.compile(r"(?P<list>[A-Za-z])[ \t\u00a0]+(?=\S)")
 # panel A, panels A and B, panels A–C
-# (The letter comes first and the look-behind after it, so the regex engine can skip ahead to a "P".)
+LABEL_PANEL_WORD_PLAIN = re.compile(rf"(?<![\w-])[Pp](?i:anels?)\s+(?P<list>{LABEL_LIST})(?![\w'])")
+# The same matches with the letter before the look-behind, so the regex engine can skip ahead to a "P"
+# (kept: 1.20x on the label finder; the tests compare it with LABEL_PANEL_WORD_PLAIN).
 LABEL_PANEL_WORD = re.compile(rf"[Pp](?<![\w-][Pp])(?i:anels?)\s+(?P<list>{LABEL_LIST})(?![\w'])")
 
 
