@@ -121,8 +121,7 @@ LABEL_PANEL_PAREN = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*|)(?:panels?|images?
 # a) A) A and B): a closing parenthesis only, not after a word character or "(".
 LABEL_HALF = re.compile(rf"(?<![^\s,;:.])(?P<list>{LABEL_LIST})\)$")
 # A. a. A: A and C: A, (where a sentence or clause opens); the group "p" is the mark.
-# (The look-ahead first: labels are short words, "A", "iv", "12"; anything longer fails at once.)
-LABEL_PUNCT = re.compile(rf"(?=[^\W_]{{1,4}}(?![^\W_]))(?<![\w'])(?P<list>{LABEL_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])")
+LABEL_PUNCT = re.compile(rf"(?<![\w'])(?P<list>{LABEL_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])")
 # "a *10 magnification", "A Representative": one letter opening a sentence.
 LABEL_BARE = re.compile(r"(?P<list>[A-Za-z])[ \t\u00a0]+(?=\S)")
 # panel A, panels A and B, panels A–C
