@@ -105,18 +105,16 @@ LABEL_JOIN_WORDS = ("and", "or", "&", "to", "through", "thru")
 LABEL_SEPARATOR = rf"(?:\s*,?\s*{words_pattern(LABEL_JOIN_WORDS)}\s+|\s*[,;]\s*|\s*{DASH}\s*)"
 # A place after a label: "(A, top)", "(B-left)", "(C upper panel)".
 LABEL_POSITION = (rf"(?:\s*[{DASH_CHARS},]?\s*{words_pattern(tuple(PLACE_WORDS) + ('inset',))}s?"
-                  rf"(?:[\s\-]+{words_pattern(HORIZONTAL_WORDS)}|)(?:\s+(?:panels?|images?|parts?)|))")
-_LABEL_ITEM = rf"{LABEL_ATOM}(?:{LABEL_POSITION}|)"
+                  rf"(?:[\s\-]+{words_pattern(HORIZONTAL_WORDS)})?(?:\s+(?:panels?|images?|parts?))?)")
+_LABEL_ITEM = rf"{LABEL_ATOM}{LABEL_POSITION}?"
 # A list of labels: "A", "A–C", "a, c, and e", "A, left and B".
-# (An optional part is written "(?:X|)", not "X?": the same match, tried in the same order, without the
-# regex engine's bookkeeping for a repeated group; "(?:X(?:X)*|)" for "(?:X)*" likewise.)
-LABEL_LIST = rf"{_LABEL_ITEM}(?:{LABEL_SEPARATOR}{_LABEL_ITEM}(?:{LABEL_SEPARATOR}{_LABEL_ITEM})*|)"
+LABEL_LIST = rf"{_LABEL_ITEM}(?:{LABEL_SEPARATOR}{_LABEL_ITEM})*"
 
 # The ways a caption writes panel labels. Each has a group "list" (LABEL_LIST).
 # (a) (A–C) (a, c, and e) (A, left) (C, in red, 200*): a list, optionally followed by a note.
-LABEL_PAREN = re.compile(rf"\(\s*(?:panels?\s+|)(?P<list>{LABEL_LIST})\s*(?:(?P<note>[,;:]\s*[^()]{{0,60}}?)|)\s*\)")
+LABEL_PAREN = re.compile(rf"\(\s*(?:panels?\s+)?(?P<list>{LABEL_LIST})\s*(?P<note>[,;:]\s*[^()]{{0,60}}?)?\s*\)")
 # (image C) (PSA; image C) (panels A and B)
-LABEL_PANEL_PAREN = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*|)(?:panels?|images?)\s+(?P<list>{LABEL_LIST})\s*\)",
+LABEL_PANEL_PAREN = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*)?(?:panels?|images?)\s+(?P<list>{LABEL_LIST})\s*\)",
                                re.I)
 # a) A) A and B): a closing parenthesis only, not after a word character or "(".
 LABEL_HALF = re.compile(rf"(?<![^\s,;:.])(?P<list>{LABEL_LIST})\)$")
