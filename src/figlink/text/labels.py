@@ -21,7 +21,6 @@ from figlink.text import grammar as g
 _POSITION_IN_ITEM = re.compile(g.LABEL_POSITION, re.I)
 _SPLIT = re.compile(f"({g.LABEL_SEPARATOR})")
 _ATOM = re.compile(g.LABEL_ATOM)
-_SINGLE = re.compile(rf"[A-Za-z]{g.PRIME}{{0,2}}")
 _BARE_SPACE = frozenset(" \t\u00a0")
 _BY_START = operator.attrgetter("start")
 
@@ -123,13 +122,6 @@ def _parse_listing(listing: str, form: str, has_note: bool, punct: str | None) -
     ``punct`` is the character after a dot-form label ("." or ":" or ","). Pure, so cached: the same
     few label texts recur in every caption.
     """
-    if _SINGLE.fullmatch(listing) and not has_note:
-        if form in ("dot", "colon") and listing.isdigit():
-            return None
-        comma = form == "dot" and punct == ","
-        if form == "dot" and punct != ".":
-            form = "colon"
-        return (listing.lower(),), form, (), (listing,), False, comma
     parsed = _atoms(listing)
     if parsed is None:
         return None
