@@ -115,12 +115,10 @@ def _token(m: re.Match[str], form: str) -> LabelToken | None:
     return LabelToken(start, end, *parsed)
 
 
-@functools.lru_cache(maxsize=4096)
 def _parse_listing(listing: str, form: str, has_note: bool, punct: str | None) -> _Parsed | None:
     """Read a label list ("A", "a–c", "B, left") written in ``form``; ``None`` when it is not one.
 
-    ``punct`` is the character after a dot-form label ("." or ":" or ","). Pure, so cached: the same
-    few label texts recur in every caption.
+    ``punct`` is the character after a dot-form label ("." or ":" or ",").
     """
     parsed = _atoms(listing)
     if parsed is None:
