@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from itertools import chain
 
-from figlink.text.labels import LabelToken, accepted_label_set, accepted_labels, raw_label_tokens
+from figlink.text.labels import LabelToken, accepted_labels, raw_label_tokens
 from figlink.text import grammar as g
 from figlink.text.mentions import find_mentions
 
@@ -242,13 +242,13 @@ def _one_case(tokens: list[LabelToken], cases: list[str]) -> list[LabelToken]:
             by_case[case].append(t)
     letters = {c: {lab for t in ts for lab in t.labels} for c, ts in by_case.items()}
     if not letters["upper"] & letters["lower"]:
-        if letters["upper"] | letters["lower"] <= accepted_labels(by_case["upper"] + by_case["lower"]):
+        if letters["upper"] | letters["lower"] <= accepted_labels(letters["upper"] | letters["lower"]):
             return tokens
     first = next(case for case in cases if case)
 
     def score(case: str) -> tuple[float, int, int]:
         votes = sum(0.5 if _is_comma_label(t) else 1.0 for t in by_case[case])
-        return votes, len(accepted_labels(by_case[case])), int(first == case)
+        return votes, len(accepted_labels(letters[case])), int(first == case)
 
     keep = max(("upper", "lower"), key=score)
     return [t for t, case in zip(tokens, cases) if case in ("", keep)]
@@ -303,7 +303,7 @@ def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: s
             tokens = [t for t in tokens if t.form != "bare"]
     merged = _merge(text, tokens)
     named = frozenset(chain.from_iterable(t.labels for t in merged))
-    keep = accepted_label_set(named)
+    keep = accepted_labels(named)
     if keep >= named:
         return merged
     kept: list[Tok] = []

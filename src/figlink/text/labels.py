@@ -14,7 +14,7 @@ import functools
 import operator
 import re
 from dataclasses import dataclass
-from typing import Collection
+from typing import Collection, Iterable
 
 from figlink.text import grammar as g
 
@@ -283,20 +283,13 @@ def _letter_index(label: str) -> int | None:
     return None
 
 
-def accepted_labels(tokens: list[LabelToken], max_gap: int = 2) -> set[str]:
-    """Labels that form a plausible panel sequence.
+def accepted_labels(labels: Iterable[str], max_gap: int = 2) -> set[str]:
+    """Of ``labels``, those that form a plausible panel sequence.
 
     Letters are kept from the smallest one (which must be among a–c) while consecutive letters differ by
     at most ``max_gap``; multi-letter romans (ii, iv) switch i, v and x to roman numerals unless the
     letters already run past h; numbers count only when no letters are found and 1 and 2 are there.
     """
-    return set(accepted_label_set(frozenset(lab for t in tokens for lab in t.labels), max_gap))
-
-
-@functools.lru_cache(maxsize=4096)
-def accepted_label_set(labels: frozenset[str], max_gap: int = 2) -> frozenset[str]:
-    """``accepted_labels`` of tokens that name ``labels`` (the result depends on nothing else, and the
-    same few label sets recur in every caption, so it is cached)."""
     letters: set[int] = set()
     romans: set[str] = set()
     numbers: set[int] = set()
@@ -351,7 +344,7 @@ def accepted_label_set(labels: frozenset[str], max_gap: int = 2) -> frozenset[st
                     break
                 keep.add(str(n))
                 prev = n
-    return frozenset(keep)
+    return keep
 
 
 @functools.lru_cache(maxsize=4096)
@@ -378,4 +371,4 @@ def sort_labels(labels: "Collection[str]") -> list[str]:
     return sorted(set(labels), key=key)
 
 
-__all__ = ["LabelToken", "raw_label_tokens", "accepted_labels", "accepted_label_set", "label_order", "sort_labels"]
+__all__ = ["LabelToken", "raw_label_tokens", "accepted_labels", "label_order", "sort_labels"]
