@@ -347,7 +347,6 @@ def accepted_labels(labels: Iterable[str], max_gap: int = 2) -> set[str]:
     return keep
 
 
-@functools.lru_cache(maxsize=4096)
 def label_order(label: str) -> tuple[int, int]:
     """Sort key of a label: letters a…z, aa…, then romans, then numbers."""
     core = label.rstrip(g.PRIMES)
