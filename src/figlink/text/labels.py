@@ -21,7 +21,6 @@ from figlink.text import grammar as g
 _POSITION_IN_ITEM = re.compile(g.LABEL_POSITION, re.I)
 _SPLIT = re.compile(f"({g.LABEL_SEPARATOR})")
 _ATOM = re.compile(g.LABEL_ATOM)
-_BARE_SPACE = frozenset(" \t\u00a0")
 _BY_START = operator.attrgetter("start")
 
 
@@ -226,8 +225,6 @@ def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) ->
     ("A Representative…", not "A representative…" nor "B cells…")."""
     out: list[LabelToken] = []
     for s in starts:
-        if text[s + 1:s + 2] not in _BARE_SPACE:
-            continue  # _BARE needs a space after one letter
         m = g.LABEL_BARE.match(text, s)
         if m is None or any(a < m.end() and s < b for a, b in masked):
             continue
