@@ -260,7 +260,7 @@ def _raw_outside_mentions(text: str, body: int, starts: list[int], low: str) -> 
     before it; a mask only drops candidates that overlap it. So when no token found without masks overlaps
     a mention, masking changes nothing (each phase keeps the same tokens, by induction), and the tokens
     found without masks are the answer; this is nearly always so."""
-    raw = raw_label_tokens(text, body, None, starts, low)
+    raw = raw_label_tokens(text, body, None, starts)
     if not raw or not ("fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)):
         return raw
     if len(low) == len(text):
@@ -272,7 +272,7 @@ def _raw_outside_mentions(text: str, body: int, starts: list[int], low: str) -> 
             return raw
     masked = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body]
     if any(a < t.end and t.start < b for t in raw for a, b in masked):
-        return raw_label_tokens(text, body, masked, starts, low)
+        return raw_label_tokens(text, body, masked, starts)
     return raw
 
 

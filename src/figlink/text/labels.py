@@ -10,7 +10,6 @@ so abbreviation legends such as "(M, methylated; U, unmethylated)" are not taken
 
 from __future__ import annotations
 
-import functools
 import operator
 import re
 from dataclasses import dataclass
@@ -98,27 +97,10 @@ def _valid_atoms(atoms: list[str]) -> bool:
     return True
 
 
-# What a label list reads as, by its text and form: the fields of its LabelToken after the span
-# (labels, form, positions, raw atoms, note, comma).
-_Parsed = tuple[tuple[str, ...], str, tuple[str, ...], tuple[str, ...], bool, bool]
-
-
 def _token(m: re.Match[str], form: str) -> LabelToken | None:
-    # Of the patterns read here only _PAREN (form "paren") has a "note" group, only g.LABEL_PUNCT ("dot") a "p".
-    note_text = m.group("note") if form == "paren" else None
-    punct = m.group("p") if form == "dot" else None
-    parsed = _parse_listing(m.group("list"), form, bool(note_text), punct)
-    if parsed is None:
-        return None
-    start, end = m.span()
-    return LabelToken(start, end, *parsed)
-
-
-def _parse_listing(listing: str, form: str, has_note: bool, punct: str | None) -> _Parsed | None:
-    """Read a label list ("A", "a–c", "B, left") written in ``form``; ``None`` when it is not one.
-
-    ``punct`` is the character after a dot-form label ("." or ":" or ",").
-    """
+    """The token of a match of one of the grammar's label forms (with its "note" and "p" groups, if any)."""
+    groups = m.groupdict()
+    listing, has_note, punct = groups["list"], groups.get("note") is not None, groups.get("p")
     parsed = _atoms(listing)
     if parsed is None:
         return None
@@ -132,39 +114,29 @@ def _parse_listing(listing: str, form: str, has_note: bool, punct: str | None) -
         atoms, seps, note = atoms[:k], seps[:k - 1], True
     if not _valid_atoms(atoms):
         return None
-    if form in ("dot", "colon") and any(a.isdigit() for a in atoms):
+    if form == "dot" and any(a.isdigit() for a in atoms):
         return None  # "5." and "10:" are numbers, not labels
     comma = form == "dot" and punct == ","
     if form == "dot" and punct != ".":
         form = "colon"
-    return tuple(_expand(atoms, seps)), form, tuple(positions), tuple(atoms), note, comma
+    return LabelToken(m.start(), m.end(), tuple(_expand(atoms, seps)), form, tuple(positions), tuple(atoms),
+                      note, comma)
 
 
 def _free(m: re.Match[str], taken: list[tuple[int, int]]) -> bool:
-    if not taken:
-        return True
+    """Whether a match overlaps none of the ``taken`` spans."""
     start, end = m.span()
-    for a, b in taken:
-        if a < end and start < b:
-            return False
-    return True
+    return not any(a < end and start < b for a, b in taken)
 
 
-def _scan(pattern: re.Pattern[str], form: str, text: str, start: int, end: int,
+def _scan(pattern: re.Pattern[str], form: str, text: str, start: int,
           taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """Tokens written ``form`` where ``pattern`` matches in ``text[start:end]`` clear of ``taken``; their
-    spans are added to ``taken`` (the matches do not overlap one another)."""
+    """Tokens written ``form`` where ``pattern`` matches in ``text[start:]`` clear of ``taken``."""
     out: list[LabelToken] = []
-    noted = form == "paren"  # of the patterns scanned here only _PAREN has a "note" group
-    prior = taken[:]
-    for m in pattern.finditer(text, start, end):
-        s, e = m.span()
-        if prior and any(a < e and s < b for a, b in prior):
-            continue
-        parsed = _parse_listing(m.group("list"), form, noted and m.group("note") is not None, None)
-        if parsed is not None:
-            out.append(LabelToken(s, e, *parsed))
-            taken.append((s, e))
+    for m in pattern.finditer(text, start):
+        tok = _token(m, form) if _free(m, taken) else None
+        if tok is not None:
+            out.append(tok)
     return out
 
 
@@ -226,7 +198,7 @@ def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) ->
     out: list[LabelToken] = []
     for s in starts:
         m = g.LABEL_BARE.match(text, s)
-        if m is None or any(a < m.end() and s < b for a, b in masked):
+        if m is None or not _free(m, masked):
             continue
         letter = m.group("list")
         nxt = text[m.end():m.end() + 1]
@@ -237,36 +209,32 @@ def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) ->
 
 
 def raw_label_tokens(text: str, start: int = 0, masked: list[tuple[int, int]] | None = None,
-                     sentence_starts: list[int] | None = None, low: str | None = None) -> list[LabelToken]:
+                     sentence_starts: list[int] | None = None) -> list[LabelToken]:
     """Every candidate label token in ``text[start:]`` outside ``masked`` spans, before the sequence check,
     in order.
 
-    Bare letters are looked for only at ``sentence_starts``. ``low`` is ``text.lower()`` when the caller
-    has it already."""
-    stop = len(text)
+    The forms are read one after another, each only clear of the tokens of the forms before it. Dot and
+    colon labels are looked for where a clause opens (after a clause end, at a sentence start, at
+    ``start``, after a heading word: "Genotypes A: …"), bare letters at ``sentence_starts``."""
     taken = list(masked or [])
-    sentence_starts = sentence_starts or []  # (only read)
-    # (Each scan adds the spans of its tokens to ``taken``.)
-    tokens = _scan(g.LABEL_PANEL_PAREN, "panelparen", text, start, stop, taken)
-    tokens += _scan(g.LABEL_PAREN, "paren", text, start, stop, taken)
-    tokens += _scan(g.LABEL_PANEL_WORD, "panel", text, start, stop, taken)
-    half = _scan_half(text, start, taken)
-    if half:
-        taken += [(t.start, t.end) for t in half]
-    tokens += half
-    # Dot/colon labels open clauses: after a clause end, at a sentence start, at ``start``, and after a
-    # heading word that opens a sentence ("Genotypes A: …").
-    opening = sentence_starts + [start]
-    heads = [m.end() for i in opening if (m := _HEADING_WORD.match(text, i)) is not None]
+    tokens: list[LabelToken] = []
+
+    def keep(found: list[LabelToken]) -> None:
+        tokens.extend(found)
+        taken.extend((t.start, t.end) for t in found)
+
+    keep(_scan(g.LABEL_PANEL_PAREN, "panelparen", text, start, taken))
+    keep(_scan(g.LABEL_PAREN, "paren", text, start, taken))
+    keep(_scan(g.LABEL_PANEL_WORD, "panel", text, start, taken))
+    keep(_scan_half(text, start, taken))
+    opening = (sentence_starts or []) + [start]
     clause_starts = {m.end() for m in _CLAUSE_END.finditer(text, start)}
-    clause_starts.update(opening + heads)
-    punct = _dot_label_tokens(text, clause_starts, taken)
-    if punct:
-        taken += [(t.start, t.end) for t in punct]
-    tokens += punct
-    tokens += _bare_tokens(text, sentence_starts, taken)
-    # Every token is kept only clear of the tokens of earlier kinds, and dot labels start at distinct
-    # places, so no two tokens start at the same place and this order is the only one.
+    clause_starts.update(opening)
+    clause_starts.update(m.end() for i in opening if (m := _HEADING_WORD.match(text, i)) is not None)
+    keep(_dot_label_tokens(text, clause_starts, taken))
+    keep(_bare_tokens(text, sentence_starts or [], taken))
+    # No two tokens start at the same place (dot labels start at distinct places), so this order is the
+    # only one.
     tokens.sort(key=_BY_START)
     return tokens
 
