@@ -25,10 +25,7 @@ _BY_START = operator.attrgetter("start")
 
 @dataclass(slots=True)
 class LabelToken:
-    """A place where the caption names panels: its span, the panels, and how it is written.
-
-    The label tuples are shared with the cache of parsed label lists (``_parse_listing``): never mutated.
-    """
+    """A place where the caption names panels: its span, the panels, and how it is written."""
 
     start: int
     end: int
