@@ -254,35 +254,14 @@ def _one_case(tokens: list[LabelToken], cases: list[str]) -> list[LabelToken]:
     return [t for t, case in zip(tokens, cases) if case in ("", keep)]
 
 
-def _raw_outside_mentions(text: str, body: int, starts: list[int], low: str) -> list[LabelToken]:
-    """``raw_label_tokens`` after ``body`` with the figure mentions masked, which are looked for only when
-    needed: with no mask, each candidate token is kept when it parses and is clear of the tokens kept
-    before it; a mask only drops candidates that overlap it. So when no token found without masks overlaps
-    a mention, masking changes nothing (each phase keeps the same tokens, by induction), and the tokens
-    found without masks are the answer; this is nearly always so."""
-    raw = raw_label_tokens(text, body, None, starts)
-    if not raw or not ("fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)):
-        return raw
-    if len(low) == len(text):
-        # Every mention starts at a keyword (a "fig" or "image" in ``low``, at the same offset as in
-        # ``text`` when lower-casing kept the length: no character lower-cases to none) or at its
-        # qualifier, at most 40 characters before it; tokens that all end by then overlap none.
-        first = min(k for k in (low.find("fig"), low.find("image")) if k >= 0)
-        if max(map(_TOKEN_END, raw)) <= first - 40:
-            return raw
-    masked = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body]
-    if any(a < t.end and t.start < b for t in raw for a, b in masked):
-        return raw_label_tokens(text, body, masked, starts)
-    return raw
-
-
 def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: str | None = None) -> list[Tok]:
     """Panel-label tokens of ``text`` after its figure index ends at ``body``, merged and filtered (see the
     module docstring); ``sents`` are its sentence spans, ``low`` is ``text.lower()`` when known."""
     if low is None:
         low = text.lower()
     starts = list(map(_FIRST, sents))
-    raw = _raw_outside_mentions(text, body, starts, low)
+    mentions = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body]
+    raw = raw_label_tokens(text, body, mentions, starts)
     if not raw:
         return []
     # Dot/colon labels and numbers only where a clause opens.
