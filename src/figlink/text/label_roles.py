@@ -31,7 +31,7 @@ _HEADING = re.compile(r"(?:(?<=[;,])\s*(?:and|or)|\b[A-Z][a-z]+)\s+$")
 _PREV_WORD = re.compile(r"([A-Za-z]+)\W*$")
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s")
 _IMAGE_NUMBER = re.compile(r"images?\s*\d")
-_SPACES = frozenset(" \t\n\u00a0")  # what _prev_char and next_char skip
+_SPACES = " \t\n\u00a0"  # what _prev_char and next_char skip
 _MERGEABLE = frozenset({"paren", "half", "panel", "panelparen"})
 _CLAUSE_FORMS = frozenset({"dot", "colon"})
 # (Set displays in an expression are built anew each time they are evaluated; these are built once.)
@@ -86,7 +86,7 @@ def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
 
 def _prev_char(text: str, i: int, floor: int) -> tuple[str, int]:
     j = i - 1
-    while j >= floor and text[j] in " \t\n\u00a0":
+    while j >= floor and text[j] in _SPACES:
         j -= 1
     return (text[j], j) if j >= floor else ("", j)
 
@@ -98,7 +98,7 @@ def _prev_word(text: str, i: int) -> str:
 
 def next_char(text: str, i: int) -> str:
     j = i
-    while j < len(text) and text[j] in " \t\n\u00a0":
+    while j < len(text) and text[j] in _SPACES:
         j += 1
     return text[j] if j < len(text) else ""
 
@@ -120,19 +120,11 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
     parent: set[str] = set()  # the last opener that was not a sub-label of the one before
     last: Tok | None = None
     for t in tokens:
-        # _prev_char and next_char, inlined for a token with at most one space before (after) it.
-        pj = t.start - 1
-        if pj >= body and text[pj] in _SPACES:
-            pj -= 1
-        if pj >= body and text[pj] not in _SPACES:
-            prev = text[pj]
-        else:
-            prev, pj = _prev_char(text, t.start, body)
+        prev, pj = _prev_char(text, t.start, body)
         glued = bool(prev) and pj == t.start - 1 and prev.isalpha() and "paren" in t.forms
         # After a period only where the sentence splitter starts a sentence ("sp. nov. (A-J)" does not).
         t.at_start = (not prev) or t.start in sent_starts or prev in "!?;:" or glued
-        j = t.end + 1 if t.end < len(text) and text[t.end] in _SPACES else t.end
-        nxt = text[j] if j < len(text) and text[j] not in _SPACES else next_char(text, t.end)
+        nxt = next_char(text, t.end)
         content = bool(nxt) and nxt not in ".,;:)]"
         forms = t.forms
         labels = set(t.labels)
