@@ -200,7 +200,6 @@ def _opens_clause(text: str, i: int, body: int, sent_starts: "set[int] | list[in
                               or _prev_char(text, m.start(), body)[0] in ".!?;:,")
 
 
-@functools.lru_cache(maxsize=1024)
 def _atom_traits(raw: tuple[str, ...]) -> tuple[str, bool]:
     """Of a token's atoms (``raw``): "upper" or "lower" when its single letters are all of that case, else
     ""; and whether one of them is a number."""
