@@ -14,7 +14,6 @@ import functools
 import operator
 import re
 from dataclasses import dataclass
-from itertools import chain
 
 from figlink.text.labels import LabelToken, accepted_labels, raw_label_tokens
 from figlink.text import grammar as g
@@ -253,34 +252,25 @@ def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: s
     starts = list(map(_FIRST, sents))
     mentions = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body]
     raw = raw_label_tokens(text, body, mentions, starts)
-    if not raw:
-        return []
     # Dot/colon labels and numbers only where a clause opens.
     tokens: list[LabelToken] = []
     cases: list[str] = []
-    bare = False
     for t in raw:
         case, digits = _atom_traits(t.raw)
         if (digits or t.form in _CLAUSE_FORMS) and not _opens_clause(text, t.start, body, starts):
             continue
         tokens.append(t)
         cases.append(case)
-        bare = bare or t.form == "bare"
     tokens = _one_case(tokens, cases)
-    if bare and any(t.form == "bare" for t in tokens):  # (_one_case only drops tokens)
-        bare_letters = {t.labels[0] for t in tokens if t.form == "bare"}
-        if not {"a", "b"} <= bare_letters:
-            tokens = [t for t in tokens if t.form != "bare"]
+    # Bare letters count only as a style of the caption: "a …", "b …" both there.
+    if not {"a", "b"} <= {t.labels[0] for t in tokens if t.form == "bare"}:
+        tokens = [t for t in tokens if t.form != "bare"]
     merged = _merge(text, tokens)
-    named = frozenset(chain.from_iterable(t.labels for t in merged))
-    keep = accepted_labels(named)
-    if keep >= named:
-        return merged
+    keep = accepted_labels(lab for t in merged for lab in t.labels)
     kept: list[Tok] = []
     for tok in merged:
-        labels = [lab for lab in tok.labels if lab in keep]
-        if labels:
-            tok.labels = labels
+        tok.labels = [lab for lab in tok.labels if lab in keep]
+        if tok.labels:
             kept.append(tok)
     return kept
 
