@@ -10,8 +10,6 @@ a *trailer* (it closes a clause about them: "…positivity for PSA (a).") or a *
 
 from __future__ import annotations
 
-import functools
-import operator
 import re
 from dataclasses import dataclass
 
@@ -20,7 +18,7 @@ from figlink.text import grammar as g
 from figlink.text.mentions import find_mentions
 
 # What may stand between two label tokens that merge: "(A) and (B)", "(i)–(iv)", "(A), (B)".
-_JOIN = re.compile(rf"\s*(?:,\s*|)(?:(?P<sep>{g.words_pattern(g.LABEL_JOIN_WORDS)}|{g.DASH}|,)|)\s*$", re.I)
+_JOIN = re.compile(rf"\s*(?:,\s*)?(?P<sep>{g.words_pattern(g.LABEL_JOIN_WORDS)}|{g.DASH}|,)?\s*$", re.I)
 _FUNCTION_WORDS = frozenset(
     "of in from for with and or the a an to on at by between into onto over under than that which where whereas "
     "while but".split())
@@ -29,16 +27,10 @@ _NEXT_WORD = re.compile(r"\s*([A-Za-z]+)")
 _HEADING = re.compile(r"(?:(?<=[;,])\s*(?:and|or)|\b[A-Z][a-z]+)\s+$")
 _PREV_WORD = re.compile(r"([A-Za-z]+)\W*$")
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s")
-_IMAGE_NUMBER = re.compile(r"images?\s*\d")
 _SPACES = " \t\n\u00a0"  # what _prev_char and next_char skip
 _MERGEABLE = frozenset({"paren", "half", "panel", "panelparen"})
 _CLAUSE_FORMS = frozenset({"dot", "colon"})
-# (Set displays in an expression are built anew each time they are evaluated; these are built once.)
 _OPENING_FORMS = frozenset({"dot", "colon", "bare"})
-_PANEL_ONLY = frozenset({"panel"})
-_PANELPAREN_ONLY = frozenset({"panelparen"})
-_FIRST = operator.itemgetter(0)
-_TOKEN_END = operator.attrgetter("end")
 
 
 @dataclass(slots=True)
@@ -133,9 +125,9 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
         if not forms.isdisjoint(_OPENING_FORMS):
             role = "open"  # kept only where a clause opens (see _label_tokens)
             t.at_start = True
-        elif "panel" in forms and forms <= _PANEL_ONLY:
+        elif forms == {"panel"}:
             role = "open" if t.at_start and (content or nxt == ":") else "ref"
-        elif forms == _PANELPAREN_ONLY and current:
+        elif forms == {"panelparen"} and current:
             role = "ref"  # "(panel B)" inside a group's text points at a panel; it does not split
         elif t.at_start:
             role = "open" if content else "ref"
@@ -249,7 +241,7 @@ def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: s
     module docstring); ``sents`` are its sentence spans, ``low`` is ``text.lower()`` when known."""
     if low is None:
         low = text.lower()
-    starts = list(map(_FIRST, sents))
+    starts = [s for s, _ in sents]
     mentions = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body]
     raw = raw_label_tokens(text, body, mentions, starts)
     # Dot/colon labels and numbers only where a clause opens.
