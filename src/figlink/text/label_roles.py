@@ -51,7 +51,7 @@ def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
     out: list[Tok] = []
     open_ = False  # the last token may take in the next: written in mergeable forms only, with no note
     for t in tokens:
-        # (The gap text[prev.end:t.start] is at most 8 characters long where t.start - prev.end <= 8.)
+        # (Neighbours merge across at most 8 characters.)
         if open_ and t.start - out[-1].end <= 8 and t.form in _MERGEABLE:
             prev = out[-1]
             m = _JOIN.fullmatch(text[prev.end:t.start])
