@@ -242,7 +242,7 @@ def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: s
     if low is None:
         low = text.lower()
     starts = [s for s, _ in sents]
-    mentions = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body]
+    mentions = [(m.start, m.end) for m in find_mentions(text) if m.end > body]
     raw = raw_label_tokens(text, body, mentions, starts)
     # Dot/colon labels and numbers only where a clause opens.
     tokens: list[LabelToken] = []

@@ -185,52 +185,16 @@ def figure_number(key: str | None) -> str | None:
     return key.split("-s", 1)[0] if "-s" in key else key
 
 
-def _keyword_hints(text: str, low: str | None) -> "list[int] | None":
-    """Where ``_KEYWORD_HINT`` matches, found with ``str.find`` on the lower-cased text (a regex scan that
-    starts with a character class tests every character); ``None`` when ``low`` cannot stand in for
-    ``text`` (not given, or lower-casing changed the length, so offsets would not line up)."""
-    if low is None or len(low) != len(text):
-        return None
-    hits: list[int] = []
-    for word in ("fig", "image"):
-        k = low.find(word)
-        while k != -1:
-            if _KEYWORD_HINT.match(text, k):
-                hits.append(k)
-            k = low.find(word, k + 1)
-    hits.sort()
-    return hits
-
-
-def _may_qualify(low: str, k: int) -> bool:
-    """Whether ``QUALIFIER_BEFORE`` may find a qualifier in the 40 characters before ``k``: each qualifier holds
-    "upp", "data", "append" or "author", letters that ignoring case match only themselves in either case,
-    so ``low`` (``text.lower()``, same offsets) has one of them there."""
-    window = low[max(0, k - 40):k]
-    return "upp" in window or "data" in window or "append" in window or "author" in window
-
-
-def find_mentions(text: str, low: str | None = None) -> list[Mention]:
-    """Every figure mention written out in plain text, in order, with the figures and panels it names.
-
-    ``low`` is ``text.lower()`` when the caller has it (keyword candidates are then found faster)."""
+def find_mentions(text: str) -> list[Mention]:
+    """Every figure mention written out in plain text, in order, with the figures and panels it names."""
     out: list[Mention] = []
     pos = 0
     n = len(text)
-    hints = _keyword_hints(text, low)
-    h_at = 0
     while True:
-        if hints is None:
-            h = _KEYWORD_HINT.search(text, pos)
-            if h is None:
-                return out
-            k = h.start()
-        else:
-            while h_at < len(hints) and hints[h_at] < pos:
-                h_at += 1
-            if h_at == len(hints):
-                return out
-            k = hints[h_at]
+        h = _KEYWORD_HINT.search(text, pos)
+        if h is None:
+            return out
+        k = h.start()
         pos = k + 1
         if k > 0 and text[k - 1].isalpha():
             continue
@@ -239,8 +203,7 @@ def find_mentions(text: str, low: str | None = None) -> list[Mention]:
             continue
         # A qualifier ends in a space or a dash right before the keyword ("Supplementary Fig", "Appendix 1—figure").
         spaced = k > 0 and (text[k - 1].isspace() or text[k - 1] in g.DASHES)
-        q = g.QUALIFIER_BEFORE.search(text, max(0, k - 40), k) \
-            if spaced and (low is None or hints is None or _may_qualify(low, k)) else None
+        q = g.QUALIFIER_BEFORE.search(text, max(0, k - 40), k) if spaced else None
         start = q.start() if q else k
         prefix = g.qualifier_prefix(q.group("qual"), q.group("app")) if q else ""
         j = w.end()
