@@ -22,6 +22,7 @@ spatial, compound, keywords.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import subprocess
@@ -68,9 +69,11 @@ def _stage(name: str) -> tuple[Callable[[str], Any], Callable[[Any], Any]]:
     if name == "labels":
         from figlink.text.label_roles import find_label_tokens
 
-        def prep_labels(c: str) -> tuple[str, int, list[tuple[int, int]], str]:
+        takes_low = "low" in inspect.signature(find_label_tokens).parameters  # (older versions)
+
+        def prep_labels(c: str) -> tuple:
             b = body(c)
-            return c, b, sentence_spans(c, b), c.lower()
+            return (c, b, sentence_spans(c, b)) + ((c.lower(),) if takes_low else ())
         return prep_labels, lambda a: find_label_tokens(*a)
     if name == "mentions":
         return (lambda c: c), find_mentions

@@ -236,11 +236,9 @@ def _one_case(tokens: list[LabelToken], cases: list[str]) -> list[LabelToken]:
     return [t for t, case in zip(tokens, cases) if case in ("", keep)]
 
 
-def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: str | None = None) -> list[Tok]:
+def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> list[Tok]:
     """Panel-label tokens of ``text`` after its figure index ends at ``body``, merged and filtered (see the
-    module docstring); ``sents`` are its sentence spans, ``low`` is ``text.lower()`` when known."""
-    if low is None:
-        low = text.lower()
+    module docstring); ``sents`` are its sentence spans."""
     starts = [s for s, _ in sents]
     mentions = [(m.start, m.end) for m in find_mentions(text) if m.end > body]
     raw = raw_label_tokens(text, body, mentions, starts)

@@ -481,7 +481,7 @@ def split_caption(caption: str) -> CaptionSplit:
     body = idx.end if idx else 0
     sents = sentence_spans(text, body)
     low = text.lower()  # one lower-casing for the label and place-word scans
-    tokens = find_label_tokens(text, body, sents, low)
+    tokens = find_label_tokens(text, body, sents)
     positions = find_positions(text, body, refs=False, low=low)  # _positional uses openers and trailers only
     if not tokens and not (positions and any(t.role in ("open", "trail") for t in positions)):
         return _build(text, _shared_pieces(text, sents))
