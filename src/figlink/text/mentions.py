@@ -201,9 +201,7 @@ def find_mentions(text: str) -> list[Mention]:
         w = _WORD_AT.match(text, k)
         if w is None:
             continue
-        # A qualifier ends in a space or a dash right before the keyword ("Supplementary Fig", "Appendix 1—figure").
-        spaced = k > 0 and (text[k - 1].isspace() or text[k - 1] in g.DASHES)
-        q = g.QUALIFIER_BEFORE.search(text, max(0, k - 40), k) if spaced else None
+        q = g.QUALIFIER_BEFORE.search(text, max(0, k - 40), k)  # "Supplementary Fig", "Appendix 1—figure"
         start = q.start() if q else k
         prefix = g.qualifier_prefix(q.group("qual"), q.group("app")) if q else ""
         j = w.end()
