@@ -6,8 +6,8 @@ version. The ratio is the sum of the base's fastest times over the candidate's: 
 faster. Keeping each caption's fastest time is what makes the figure hold on a busy shared machine: a burst
 of load slows some passes, rarely all of them.
 
-The captions are those of ``caption_identity.py`` (JATS dev articles, the prostate gold set, ROCO). Work
-done before the stage (the figure index, sentence spans or split a stage reads) is done outside the timer.
+The captions are those of ``caption_identity.py`` (JATS dev articles, the prostate gold set, ROCO); the
+``jats`` stage parses each dev JATS article instead. Work done before the stage (the figure index, sentence spans or split a stage reads) is done outside the timer.
 
 Usage::
 
@@ -16,7 +16,7 @@ Usage::
 
 ``--base`` and ``--cand`` name git revisions (their ``src/`` is exported to a temporary folder) or
 ``worktree`` (the checkout's own ``src/``, the default candidate). Stages: stage (the whole caption stage), split, normalize, labels, mentions, index, sentences,
-spatial, compound, keywords.
+spatial, compound, keywords, jats.
 """
 
 from __future__ import annotations
@@ -91,11 +91,23 @@ def _stage(name: str) -> tuple[Callable[[str], Any], Callable[[Any], Any]]:
     if name == "keywords":
         from figlink.text.keywords import find_medical_keywords
         return (lambda c: c), find_medical_keywords
+    if name == "jats":  # the items are JATS files: parse_jats reads mentions, xrefs and captions
+        from figlink.ingest.jats import parse_jats
+        return Path, parse_jats
     raise SystemExit(f"unknown stage {name!r}; one of {', '.join(STAGES)}")
 
 
 STAGES = ("stage", "split", "normalize", "labels", "mentions", "index", "sentences", "spatial", "compound",
-          "keywords")
+          "keywords", "jats")
+
+
+def clear_caches() -> None:
+    """Empty every ``functools.lru_cache`` of figlink's modules."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("figlink"):
+            for value in vars(module).values():
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
 
 
 def worker(captions_file: Path, stage: str, passes: int, out: Path) -> None:
@@ -108,6 +120,7 @@ def worker(captions_file: Path, stage: str, passes: int, out: Path) -> None:
     best = [float("inf")] * len(inputs)
     clock = time.perf_counter
     for _ in range(passes):
+        clear_caches()  # each pass warms figlink's caches itself, as a worker that meets new items does
         for i, a in enumerate(inputs):
             t = clock()
             run(a)
@@ -127,12 +140,20 @@ def export(rev: str, into: Path) -> Path:
     return into / "src"
 
 
-def captions() -> list[str] | None:
+def items(stage: str) -> list[str] | None:
+    """The captions of ``caption_identity.py`` (for the ``jats`` stage: the dev JATS files), or ``None``
+    without the shared data."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from caption_identity import captions as identity_captions
     from bench_captions import shared_data
 
-    return identity_captions() if shared_data() is not None else None
+    root = shared_data()
+    if root is None:
+        return None
+    if stage == "jats":
+        return [str(p) for p in sorted((root / "jats").glob("*/*")) if p.suffix in (".xml", ".nxml")]
+    from caption_identity import captions as identity_captions
+
+    return identity_captions()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         worker(Path(args.worker[0]), args.worker[1], args.passes, Path(args.worker[2]))
         return 0
-    caps = captions()
+    caps = items(args.stage)
     if caps is None:
         print("ab_captions: shared data not found (set FIGLINK_SHARED_DATA or add ../shared/data); skipped")
         return 0
@@ -167,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                 best[side] = [min(a, b) for a, b in zip(best[side], times)]
     base, cand = sum(best["base"]), sum(best["cand"])
     ratios = sorted(b / c for b, c in zip(best["base"], best["cand"]) if c > 0)
-    print(f"| stage | captions | base us/caption | cand us/caption | base/cand | median caption base/cand |")
+    print(f"| stage | items | base us/item | cand us/item | base/cand | median item base/cand |")
     print(f"|---|---|---|---|---|---|")
     print(f"| {args.stage} | {len(caps)} | {1e6 * base / len(caps):.2f} | {1e6 * cand / len(caps):.2f} "
           f"| {base / cand:.3f}x | {ratios[len(ratios) // 2]:.3f}x |")
