@@ -147,7 +147,7 @@ QUALIFIER = rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+dat
 # "Figure", "Figs.", "FIG", "fig"; "image" only before a number ("image 3", "Author response image 1").
 FIGURE_WORD = r"(?P<word>fig(?:ure|)s?(?![a-z])\.?|image(?=s?\s*\d))"
 # A figure keyword: the figure word with its qualifier, if any (case-insensitive, verbose).
-KEYWORD = re.compile(rf"(?=[saefi]){QUALIFIER}?{FIGURE_WORD}", re.I | re.X)
+KEYWORD = re.compile(rf"{QUALIFIER}?{FIGURE_WORD}", re.I | re.X)
 # A qualifier that ends right before a figure word (searched backwards from the word).
 QUALIFIER_BEFORE = re.compile(rf"{QUALIFIER}$", re.I | re.X)
 # A whole keyword that ends a text (before a JATS xref that holds only the number).

@@ -219,8 +219,8 @@ class FigureIndex:
 
 
 # The ASCII characters a figure index can open with: a space that is skipped, or the first letter of a
-# keyword (the grammar KEYWORD's "(?=[saefi])", ignoring case; the other characters that it matches, "İ", "ı" and
-# "ſ", are not ASCII).
+# keyword ("s", "a", "e", "f", "i", ignoring case; the other characters that those match ignoring case,
+# "İ", "ı" and "ſ", are not ASCII).
 _INDEX_OPENERS = frozenset(" \t\nsaefiSAEFI")
 
 
