@@ -148,6 +148,8 @@ QUALIFIER = rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+dat
 FIGURE_WORD = r"(?P<word>fig(?:ure|)s?(?![a-z])\.?|image(?=s?\s*\d))"
 # A figure keyword: the figure word with its qualifier, if any (case-insensitive, verbose).
 KEYWORD = re.compile(rf"{QUALIFIER}?{FIGURE_WORD}", re.I | re.X)
+# The letters a keyword can start with (of QUALIFIER and FIGURE_WORD; the tests derive them from KEYWORD).
+KEYWORD_INITIALS = "saefi"
 # A qualifier that ends right before a figure word (searched backwards from the word).
 QUALIFIER_BEFORE = re.compile(rf"{QUALIFIER}$", re.I | re.X)
 # A whole keyword that ends a text (before a JATS xref that holds only the number).
@@ -210,6 +212,6 @@ def make_key(prefix: str, pre: str, n: str) -> str:
 __all__ = ["DASHES", "DASH_CHARS", "DASH", "PRIMES", "PRIME", "ROMANS", "ROMAN_VALUE", "RANGE_WORDS", "MAX_RANGE", "is_range",
            "expand_letters", "expand_range", "LABEL_ATOM", "LABEL_SEPARATOR", "label_core", "LONE_LABEL",
            "PLACE_WORDS", "VERTICAL_WORDS", "HORIZONTAL_WORDS", "INSET_WORDS", "AXIS_WORDS", "ORDINALS", "words_pattern",
-           "place_of", "QUALIFIER", "FIGURE_WORD", "KEYWORD", "QUALIFIER_BEFORE", "KEYWORD_BEFORE", "KEYWORD_HINTS",
+           "place_of", "QUALIFIER", "FIGURE_WORD", "KEYWORD", "KEYWORD_INITIALS", "QUALIFIER_BEFORE", "KEYWORD_BEFORE", "KEYWORD_HINTS",
            "FIGURE_NUMBER", "SUPPLEMENT", "ITEM_SEPARATOR", "PANEL_LETTER", "MORE_LETTERS", "LETTER_ATTACHED",
            "LETTER_SPACED", "NEXT_LETTER", "CAPTION_OPENER", "LABEL_END", "qualifier_prefix", "make_key"]
