@@ -33,7 +33,7 @@ from figlink.text.spatial import PositionToken, find_positions
 _CLAUSE_BREAK = re.compile(r"[,;]\s+|\b(?:whereas|while)\s+")
 _LEAD_CHARS = frozenset(g.DASHES + " \t\n\r\u00a0,;:.)]")
 _TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
-_TAIL_STOP = _TAIL_CHARS | frozenset("dDrR")  # a last character that _clean may cut or look at
+_TAIL_STOP = _TAIL_CHARS | frozenset("dDrR")  # a last character that _trim may cut or look at
 
 # A sentence that reads like a note about the whole figure.
 _GENERIC_START = re.compile(
@@ -294,17 +294,8 @@ def _tail(ctx: _Ctx, free: list[_Span], free_refs: dict[int, list[Tok]], labels:
         add((s, e, ()) if shared else piece)
 
 
-def _clean(text: str, a: int, b: int) -> tuple[int, int]:
-    """Trim a span: spaces and leading punctuation; trailing separators and a dangling "and"/"or"."""
-    if a < b and text[a] == " ":
-        a += 1
-    if a < b and text[a] not in _LEAD_CHARS and text[b - 1] not in _TAIL_STOP and text[b:b + 1] != ")":
-        return a, b  # the usual span: nothing to trim at either end, no bracket to keep
-    return _trim(text, a, b)
-
-
 def _trim(text: str, a: int, b: int) -> tuple[int, int]:
-    """``_clean`` after its first space and its fast exit."""
+    """Trim a span: spaces and leading punctuation; trailing separators and a dangling "and"/"or"."""
     while a < b and text[a] in _LEAD_CHARS:
         a += 1
     while b > a:
@@ -404,7 +395,7 @@ def _carve(pieces: list[_Span], holes: list[_Piece]) -> list[_Span]:
 
 def _build(text: str, pieces: list[tuple]) -> CaptionSplit:
     """The split made of ``pieces`` in order of start: ``(start, end, labels)``, or for a positional
-    piece ``(start, end, labels, positions)``. Each is cleaned (``_clean``); one without a word character
+    piece ``(start, end, labels, positions)``. Each is trimmed (``_trim``); one without a word character
     is dropped."""
     shared: list[str] = []
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[list[int]]] = {}
@@ -422,7 +413,7 @@ def _build(text: str, pieces: list[tuple]) -> CaptionSplit:
             if b > a and text[b - 1] == " ":
                 b -= 1
         if a < b and text[a] not in _LEAD_CHARS and text[b - 1] not in _TAIL_STOP and text[b:b + 1] != ")":
-            # _clean's usual span; a word character first is the usual proof that it holds one
+            # a span _trim leaves as it is; a word character first is the usual proof that it holds one
             if not text[a].isalnum() and text[a] != "_" and _WORD_CHAR.search(text, a, b) is None:
                 continue
         else:
@@ -491,7 +482,7 @@ def split_caption(caption: str) -> CaptionSplit:
     pieces = ctx.pieces = _merge_pieces(text, ctx.pieces)
     extra = _positional(ctx, positions)
     if not extra:
-        # _carve without holes only drops empty shared pieces, which _build drops too (_clean keeps a span
+        # _carve without holes only drops empty shared pieces, which _build drops too (_trim keeps a span
         # empty); the merged pieces are in order of start.
         return _build(text, pieces)
     both: list[tuple] = _carve(pieces, extra)
