@@ -33,7 +33,6 @@ from figlink.text.spatial import PositionToken, find_positions
 _CLAUSE_BREAK = re.compile(r"[,;]\s+|\b(?:whereas|while)\s+")
 _LEAD_CHARS = frozenset(g.DASHES + " \t\n\r\u00a0,;:.)]")
 _TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
-_TAIL_STOP = _TAIL_CHARS | frozenset("dDrR")  # a last character that _trim may cut or look at
 
 # A sentence that reads like a note about the whole figure.
 _GENERIC_START = re.compile(
@@ -396,62 +395,27 @@ def _carve(pieces: list[_Span], holes: list[_Piece]) -> list[_Span]:
 def _build(text: str, pieces: list[tuple]) -> CaptionSplit:
     """The split made of ``pieces`` in order of start: ``(start, end, labels)``, or for a positional
     piece ``(start, end, labels, positions)``. Each is trimmed (``_trim``); one without a word character
-    is dropped."""
+    is dropped. Pieces with the same labels and positions make one subcaption; subcaptions go in order of
+    their first span, then fewer positions first."""
     shared: list[str] = []
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[list[int]]] = {}
-    in_order = True  # the groups, as first seen, are already in subcaption order (see the sort below)
-    last_start = -1
     for p in pieces:
-        a = p[0]
-        b = p[1]
-        if a < b:
-            if text[a] == " ":
-                a += 1
-            # A piece that stops before a label ("… shown in (A)") ends in one space. _trim would take it
-            # first, so taking it here changes nothing but which path runs (where the piece is all
-            # spaces and separators, both ways give an empty span: dropped).
-            if b > a and text[b - 1] == " ":
-                b -= 1
-        if a < b and text[a] not in _LEAD_CHARS and text[b - 1] not in _TAIL_STOP and text[b:b + 1] != ")":
-            # a span _trim leaves as it is; a word character first is the usual proof that it holds one
-            if not text[a].isalnum() and text[a] != "_" and _WORD_CHAR.search(text, a, b) is None:
-                continue
-        else:
-            a, b = _trim(text, a, b)
-            if b <= a or _WORD_CHAR.search(text, a, b) is None:
-                continue
+        a, b = _trim(text, p[0], p[1])
+        if _WORD_CHAR.search(text, a, b) is None:
+            continue
         positions = p[3] if len(p) > 3 else ()
         if not p[2] and not positions:
             shared.append(text[a:b])
             continue
-        key = (_label_key(p[2]), positions)
-        spans = groups.get(key)
-        if spans is None:
-            groups[key] = [[a, b]]
-            if a < last_start or positions:
-                in_order = False
-            last_start = a
-        elif spans[-1][1] >= a:
-            if b > spans[-1][1]:
-                spans[-1][1] = b
+        spans = groups.setdefault((_label_key(p[2]), positions), [])
+        if spans and spans[-1][1] >= a:
+            spans[-1][1] = max(spans[-1][1], b)
         else:
             spans.append([a, b])
-    subs = []
-    for (labels, positions), spans in groups.items():
-        if len(spans) == 1:
-            sub_text = text[spans[0][0]:spans[0][1]]
-        else:
-            sub_text = " ".join([text[a:b] for a, b in spans])
-        subs.append(Subcaption(list(labels), sub_text, spans, list(positions)))
-    if not in_order:
-        # Subcaptions go in order of first span, then fewer positions first. Without positions, groups
-        # first seen at non-decreasing starts are in that order already (a stable sort keeps them).
-        subs.sort(key=_sub_order)
+    subs = [Subcaption(list(labels), " ".join(text[a:b] for a, b in spans), spans, list(positions))
+            for (labels, positions), spans in groups.items()]
+    subs.sort(key=lambda sub: (sub.spans[0][0], len(sub.positions)))
     return CaptionSplit(" ".join(shared), subs)
-
-
-def _sub_order(sub: Subcaption) -> tuple[int, int]:
-    return sub.spans[0][0], len(sub.positions)
 
 
 @functools.lru_cache(maxsize=1024)
