@@ -298,12 +298,11 @@ def _trim(text: str, a: int, b: int) -> tuple[int, int]:
     while a < b and text[a] in _LEAD_CHARS:
         a += 1
     while b > a:
-        last = text[b - 1]  # only "d"/"D" ("r"/"R") lower-case to a text ending in "d" ("r")
-        if last in _TAIL_CHARS:
+        if text[b - 1] in _TAIL_CHARS:
             b -= 1
-        elif last in "dD" and (text[b - 4:b].lower() == " and" or (b - a == 3 and text[a:b].lower() == "and")):
+        elif text[b - 4:b].lower() == " and" or (b - a == 3 and text[a:b].lower() == "and"):
             b -= 3
-        elif last in "rR" and (text[b - 3:b].lower() == " or" or (b - a == 2 and text[a:b].lower() == "or")):
+        elif text[b - 3:b].lower() == " or" or (b - a == 2 and text[a:b].lower() == "or"):
             b -= 2
         else:
             break
