@@ -406,7 +406,7 @@ def _build(text: str, pieces: list[tuple]) -> CaptionSplit:
         if not p[2] and not positions:
             shared.append(text[a:b])
             continue
-        spans = groups.setdefault((_label_key(p[2]), positions), [])
+        spans = groups.setdefault((tuple(sort_labels(p[2])), positions), [])
         if spans and spans[-1][1] >= a:
             spans[-1][1] = max(spans[-1][1], b)
         else:
@@ -415,12 +415,6 @@ def _build(text: str, pieces: list[tuple]) -> CaptionSplit:
             for (labels, positions), spans in groups.items()]
     subs.sort(key=lambda sub: (sub.spans[0][0], len(sub.positions)))
     return CaptionSplit(" ".join(shared), subs)
-
-
-@functools.lru_cache(maxsize=1024)
-def _label_key(labels: tuple[str, ...]) -> tuple[str, ...]:
-    """A piece's labels in panel order (few distinct label sets recur across captions)."""
-    return tuple(sort_labels(labels))
 
 
 def split_caption(caption: str) -> CaptionSplit:
