@@ -117,48 +117,27 @@ def _may_say_all(sentence: str) -> bool:
 
 def _segment(ctx: _Ctx) -> None:
     """Cut the caption into pieces, sentence by sentence (see the module docstring, step 3)."""
-    text = ctx.text
-    tokens = ctx.tokens
-    pieces = ctx.pieces
-    add = pieces.append
+    text, add = ctx.text, ctx.pieces.append
     group: tuple[str, ...] = ()  # labels that unlabeled text continues to describe
     opener_group: tuple[str, ...] = ()  # the last opener that was not a sub-label of the one before
-    # Sentences without anchors, after the last anchor, as pieces of the group they continue; and the
-    # (reference) tokens of those that hold any, by start.
-    free: list[_Span] = []
-    free_refs: dict[int, list[Tok]] = {}
-    last_anchor_sentence: list[Tok] = _NO_TOKENS
-    # The tokens come in order of start, as the sentences do: one index walks them along, and the tokens
-    # of a sentence are those from where it stands to the first one at or after the sentence's end.
-    n = len(tokens)
-    i = 0
-    nxt = tokens[0].start if n else _NEVER
-    for s, e in ctx.sents:  # (all in the body: split_caption finds the sentences from its start)
-        while nxt < s:  # a token before the sentence (before the body, or in a gap) belongs to none
-            i += 1
-            nxt = tokens[i].start if i < n else _NEVER
-        if nxt >= e:  # most sentences name no panel
-            free.append((s, e, group))
-            continue
-        lo = i
-        while nxt < e:
-            i += 1
-            nxt = tokens[i].start if i < n else _NEVER
-        toks = tokens[lo:i]
-        anchors = [t for t in toks if t.role == "open" or t.role == "trail"]
+    free: list[tuple[int, int, list[Tok]]] = []  # sentences without anchors since the last anchored one
+    last_anchors: list[Tok] = []
+    for s, e in ctx.sents:
+        toks = [t for t in ctx.tokens if s <= t.start < e]
+        anchors = [t for t in toks if t.role in ("open", "trail")]
         if not anchors:
             refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
             if refs and not group:
                 add((s, e, refs))
-                continue
-            free.append((s, e, group))
-            free_refs[s] = toks
+            else:
+                free.append((s, e, toks))
             continue
-        pieces += free
-        free = []  # (free_refs keeps its entries: they are looked up by start, and starts differ)
+        for fs, fe, _ in free:
+            add((fs, fe, group))  # they continue the group (it changes only at a sentence with anchors)
+        free = []
         group, opener_group = _anchored(text, s, e, anchors, group, opener_group, add)
-        last_anchor_sentence = anchors
-    _tail(ctx, free, free_refs, group, _list_style(ctx, last_anchor_sentence))
+        last_anchors = anchors
+    _tail(ctx, free, group, _list_style(ctx, last_anchors))
 
 
 def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, ...],
@@ -274,23 +253,18 @@ def _list_style(ctx: _Ctx, anchors: list[Tok]) -> bool:
     return not openers[-1].at_start or max(gaps) < 80
 
 
-def _tail(ctx: _Ctx, free: list[_Span], free_refs: dict[int, list[Tok]], labels: tuple[str, ...],
-          list_style: bool) -> None:
-    """Sentences after the last labeled one: the last group's, a referenced panel's, or shared. (Each
-    free piece holds ``labels``: the group changes only at a sentence with anchors.)"""
+def _tail(ctx: _Ctx, free: list[tuple[int, int, list[Tok]]], labels: tuple[str, ...], list_style: bool) -> None:
+    """Sentences after the last labeled one (with their reference tokens): the last group's, a referenced
+    panel's, or shared."""
     shared = list_style or not labels
-    add = ctx.pieces.append
-    for piece in free:
-        s, e, _ = piece
-        if free_refs and s in free_refs:
-            named = {lab for t in free_refs[s] for lab in t.labels}
-            ref_labels = tuple(sorted(named, key=label_order)) if named - set(labels) else ()
-            if ref_labels:
-                add((s, e, ref_labels))
-                continue
+    for s, e, toks in free:
+        named = {lab for t in toks for lab in t.labels}
+        if named - set(labels):
+            ctx.pieces.append((s, e, tuple(sorted(named, key=label_order))))
+            continue
         if not shared and _is_generic(ctx.text[s:e]):
             shared = True
-        add((s, e, ()) if shared else piece)
+        ctx.pieces.append((s, e, () if shared else labels))
 
 
 def _trim(text: str, a: int, b: int) -> tuple[int, int]:
