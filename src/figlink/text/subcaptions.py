@@ -52,13 +52,11 @@ _GENERIC_ANY = re.compile(
 _WORD_CHAR = re.compile(r"\w")
 _LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
 _FIRST = operator.itemgetter(0)
-_NO_TOKENS: list[Tok] = []  # (never changed)
 
 
 # A piece of the caption is a plain tuple ``(start, end, labels)`` (labels ``()`` = shared): a caption cuts a
 # dozen of them and each is read once. Positional pieces carry more and stay objects (few captions have any).
 _Span = tuple[int, int, tuple[str, ...]]
-_NEVER = 1 << 62  # past every token start
 
 
 @dataclass(slots=True)
@@ -143,16 +141,6 @@ def _segment(ctx: _Ctx) -> None:
 def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, ...],
               opener_group: tuple[str, ...], add: Callable[[_Span], None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Cut a sentence that holds anchors (openers, trailers); gives the group and opener group after it."""
-    t = anchors[0]
-    if t.start == s and len(anchors) == 1 and t.role == "open":
-        # The usual sentence, "(B) Text …": what the loop below does with one opener at its start (no text
-        # before it, no "(" before it to close).
-        labels = tuple(t.labels)
-        if t.end < e:
-            add((t.end, e, labels))
-        if t.at_start or not (opener_group and set(labels) < set(opener_group)):
-            return labels, labels
-        return opener_group, opener_group  # a sub-label describes its sentence only
     c = s
     last_labels = group
     sub_only = True  # every anchor of the sentence refines the enclosing group
