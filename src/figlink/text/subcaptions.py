@@ -393,8 +393,6 @@ def split_caption(caption: str) -> CaptionSplit:
     low = text.lower()  # one lower-casing for the label and place-word scans
     tokens = find_label_tokens(text, body, sents)
     positions = find_positions(text, body, refs=False, low=low)  # _positional uses openers and trailers only
-    if not tokens and not (positions and any(t.role in ("open", "trail") for t in positions)):
-        return _build(text, _shared_pieces(text, sents))
     assign_roles(text, body, tokens, set(map(_FIRST, sents)))
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx)
@@ -408,14 +406,6 @@ def split_caption(caption: str) -> CaptionSplit:
     both += [(p.start, p.end, p.labels, p.positions) for p in extra]
     both.sort(key=_FIRST)  # stable: as the carved pieces, then the positional ones, were sorted by start
     return _build(text, both)
-
-
-def _shared_pieces(text: str, sents: list[tuple[int, int]]) -> list[_Span]:
-    """The pieces of a caption that names no panel and no place: every sentence is shared (what
-    ``_segment`` and ``_tail`` give when no sentence holds a label token), joined as ``_merge_pieces``
-    joins them: into one, as only whitespace stands between two sentences (``sentence_spans`` trims
-    nothing else)."""
-    return [(sents[0][0], sents[-1][1], ())] if sents else []
 
 
 def label_spans(split: CaptionSplit, label: str) -> list[list[int]]:
