@@ -333,8 +333,6 @@ def _before_generic(ctx: _Ctx, a: int, b: int) -> int:
 
 def _carve(pieces: list[_Span], holes: list[_Piece]) -> list[_Span]:
     """Remove positional spans from shared pieces (text about one place is not about all panels)."""
-    if not holes:  # nothing to cut: the pieces as the loop below would give them (empty shared ones dropped)
-        return [p for p in pieces if p[2] or p[0] < p[1]]
     out: list[_Span] = []
     for p in pieces:
         if p[2]:
@@ -396,16 +394,11 @@ def split_caption(caption: str) -> CaptionSplit:
     assign_roles(text, body, tokens, set(map(_FIRST, sents)))
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx)
-    pieces = ctx.pieces = _merge_pieces(text, ctx.pieces)
+    ctx.pieces = _merge_pieces(text, ctx.pieces)
     extra = _positional(ctx, positions)
-    if not extra:
-        # _carve without holes only drops empty shared pieces, which _build drops too (_trim keeps a span
-        # empty); the merged pieces are in order of start.
-        return _build(text, pieces)
-    both: list[tuple] = _carve(pieces, extra)
-    both += [(p.start, p.end, p.labels, p.positions) for p in extra]
-    both.sort(key=_FIRST)  # stable: as the carved pieces, then the positional ones, were sorted by start
-    return _build(text, both)
+    pieces: list[tuple] = _carve(ctx.pieces, extra) + [(p.start, p.end, p.labels, p.positions) for p in extra]
+    pieces.sort(key=lambda p: p[0])  # (stable: carved pieces before positional ones at the same start)
+    return _build(text, pieces)
 
 
 def label_spans(split: CaptionSplit, label: str) -> list[list[int]]:
