@@ -388,9 +388,8 @@ def split_caption(caption: str) -> CaptionSplit:
     idx = leading_figure_index(text)
     body = idx.end if idx else 0
     sents = sentence_spans(text, body)
-    low = text.lower()  # one lower-casing for the label and place-word scans
     tokens = find_label_tokens(text, body, sents)
-    positions = find_positions(text, body, refs=False, low=low)  # _positional uses openers and trailers only
+    positions = find_positions(text, body)
     assign_roles(text, body, tokens, set(map(_FIRST, sents)))
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx)
