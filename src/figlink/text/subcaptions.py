@@ -97,20 +97,9 @@ class _Ctx:
 
 
 def _is_generic(sentence: str) -> bool:
-    if _GENERIC_START.match(sentence) or (_may_say_all(sentence) and _GENERIC_ANY.search(sentence)):
-        return True
-    if "," not in sentence and ":" not in sentence and "=" not in sentence:
-        return False  # a legend item needs one of them
-    if ";" not in sentence and "." not in sentence[:-1]:
-        return False  # only the item at "^" can match: every other one follows a ";" or "." with text after it
-    return len(_LEGEND_ITEM.findall(sentence)) >= 2
-
-
-def _may_say_all(sentence: str) -> bool:
-    """Whether ``_GENERIC_ANY`` can match: every match holds one of these words (their letters have no
-    case-insensitive look-alikes outside ASCII, so the lower-cased test is exact)."""
-    low = sentence.lower()
-    return "all" in low or "both" in low or "each" in low or "every" in low
+    """A note about the whole figure: "Scale bars, 50 µm.", "Data are mean ± SD.", an abbreviation legend."""
+    return bool(_GENERIC_START.match(sentence) or _GENERIC_ANY.search(sentence)
+                or len(_LEGEND_ITEM.findall(sentence)) >= 2)
 
 
 def _segment(ctx: _Ctx) -> None:
