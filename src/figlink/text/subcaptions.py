@@ -295,18 +295,11 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
 def _merge_pieces(text: str, pieces: list[_Span]) -> list[_Span]:
     """Join neighbouring pieces about the same labels (only spaces between them), in order of start."""
     out: list[_Span] = []
-    if not pieces:
-        return out
-    ordered = sorted(pieces, key=_FIRST)
-    start, end, labels = ordered[0]  # the piece being joined, kept in locals until the next one differs
-    for s, e, labs in ordered[1:]:
-        if labs == labels and (s <= end or not text[end:s].strip()):
-            if e > end:
-                end = e
-            continue
-        out.append((start, end, labels))
-        start, end, labels = s, e, labs
-    out.append((start, end, labels))
+    for s, e, labels in sorted(pieces, key=lambda p: p[0]):
+        if out and out[-1][2] == labels and (s <= out[-1][1] or not text[out[-1][1]:s].strip()):
+            out[-1] = (out[-1][0], max(out[-1][1], e), labels)
+        else:
+            out.append((s, e, labels))
     return out
 
 
