@@ -15,12 +15,9 @@ A *subcaption* is the text that describes some panels but not all of them; text 
 
 from __future__ import annotations
 
-import bisect
-import functools
-import operator
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from figlink.model import CaptionSplit, Subcaption
 from figlink.text import grammar as g
@@ -51,7 +48,6 @@ _GENERIC_ANY = re.compile(
 )
 _WORD_CHAR = re.compile(r"\w")
 _LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
-_FIRST = operator.itemgetter(0)
 
 
 # A piece of the caption is a plain tuple ``(start, end, labels)`` (labels ``()`` = shared): a caption cuts a
@@ -69,31 +65,18 @@ class _Piece:
     hole_end: int | None = None  # where a closing cue ends ("… (top panel)"), cut from shared text
 
 
+@dataclass
 class _Ctx:
     """One caption being split: its sentences, label tokens, and the pieces cut so far."""
 
-    __slots__ = ("text", "sents", "tokens", "pieces", "_sent_starts")
-
-    def __init__(self, text: str, sents: list[tuple[int, int]], tokens: list[Tok]) -> None:
-        self.text = text
-        self.sents = sents
-        self.tokens = tokens
-        self.pieces: list[_Span] = []
-        self._sent_starts: list[int] | None = None
-
-    @property
-    def sent_starts(self) -> list[int]:
-        """Where the sentences start (made when first asked: only positional cues need it)."""
-        if self._sent_starts is None:
-            self._sent_starts = [s for s, _ in self.sents]
-        return self._sent_starts
+    text: str
+    sents: list[tuple[int, int]]
+    tokens: list[Tok]
+    pieces: list[_Span] = field(default_factory=list)
 
     def sentence_at(self, i: int) -> tuple[int, int] | None:
         """The sentence containing offset ``i``."""
-        k = bisect.bisect_right(self.sent_starts, i) - 1
-        if k >= 0 and self.sents[k][0] <= i < self.sents[k][1]:
-            return self.sents[k]
-        return None
+        return next(((s, e) for s, e in self.sents if s <= i < e), None)
 
 
 def _is_generic(sentence: str) -> bool:
@@ -267,11 +250,8 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
     """Positional pieces for spatial references that open or close text inside a piece."""
     out: list[_Piece] = []
     cues = [t for t in positions if t.role in ("open", "trail")]
-    if not cues:  # most captions name no place
-        return out
-    cue_starts = [t.start for t in cues]
     for ps, pe, plabels in ctx.pieces:
-        inside = cues[bisect.bisect_left(cue_starts, ps):bisect.bisect_left(cue_starts, pe)]
+        inside = [t for t in cues if ps <= t.start < pe]
         for k, t in enumerate(inside):
             nxt = inside[k + 1].start if k + 1 < len(inside) else pe
             sent = ctx.sentence_at(t.start)
@@ -305,10 +285,8 @@ def _merge_pieces(text: str, pieces: list[_Span]) -> list[_Span]:
 
 def _before_generic(ctx: _Ctx, a: int, b: int) -> int:
     """End of the text from ``a`` to ``b`` before its first figure-wide note (after its first sentence)."""
-    lo = bisect.bisect_left(ctx.sent_starts, a)
-    hi = bisect.bisect_left(ctx.sent_starts, b)
-    for s, e in ctx.sents[lo:hi]:
-        if s > a and _is_generic(ctx.text[s:e]):
+    for s, e in ctx.sents:
+        if a < s < b and _is_generic(ctx.text[s:e]):
             return s
     return b
 
@@ -372,7 +350,7 @@ def split_caption(caption: str) -> CaptionSplit:
     sents = sentence_spans(text, body)
     tokens = find_label_tokens(text, body, sents)
     positions = find_positions(text, body)
-    assign_roles(text, body, tokens, set(map(_FIRST, sents)))
+    assign_roles(text, body, tokens, {s for s, _ in sents})
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx)
     ctx.pieces = _merge_pieces(text, ctx.pieces)
