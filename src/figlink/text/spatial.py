@@ -113,15 +113,13 @@ def _lead_start(text: str, lo: int, k: int) -> int:
     return lead.start() if lead else k
 
 
-def _place_hits(text: str, start: int, stop: int, low: str | None = None) -> list[int]:
+def _place_hits(text: str, start: int, stop: int) -> list[int]:
     """Where a place word starts as a word of its own, on the lower-cased text, in order.
 
     One ``str.find`` loop per word is cheaper here than a regex: the words' first letters are common, so
-    a regex would try its alternation at about a third of all positions. ``low`` is ``text.lower()``
-    when the caller has it.
+    a regex would try its alternation at about a third of all positions.
     """
-    if low is None:
-        low = text.lower()
+    low = text.lower()
     hits: list[int] = []
     find = low.find
     for word in _PLACE_WORDS:
@@ -143,17 +141,12 @@ def _place_hits(text: str, start: int, stop: int, low: str | None = None) -> lis
     return hits
 
 
-def find_positions(text: str, start: int = 0, end: int | None = None, refs: bool = True,
-                   low: str | None = None) -> list[PositionToken]:
-    """Spatial references in ``text[start:end]`` with their role, in order.
-
-    ``refs=False`` skips the last pass, which finds only references ("in the upper left panel"): the
-    ``open`` and ``trail`` tokens are the same, as that pass runs after theirs. ``low`` is
-    ``text.lower()`` when the caller has it."""
-    stop = len(text) if end is None else end
+def find_positions(text: str, start: int = 0) -> list[PositionToken]:
+    """Spatial references in ``text[start:]`` with their role, in order."""
+    stop = len(text)
     out: list[PositionToken] = []
     taken: list[tuple[int, int]] = []
-    hits = _place_hits(text, start, stop, low)
+    hits = _place_hits(text, start, stop)
     if not hits:
         return out
 
@@ -197,7 +190,7 @@ def find_positions(text: str, start: int = 0, end: int | None = None, refs: bool
         if pos:
             out.append(PositionToken(m.start(), m.end(), pos, "open", (noun or "").lower()))
             taken.append((m.start(), m.end()))
-    for k in hits if refs else ():
+    for k in hits:
         m = _REF.match(text, k, stop)
         if m is None or not free(m) or not m.group("noun"):
             continue
