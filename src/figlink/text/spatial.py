@@ -40,11 +40,10 @@ _LEAD_WORDS = ("in", "on", "at", "the")
 _PLACE_WORDS = tuple(dict.fromkeys(g.VERTICAL_WORDS + g.HORIZONTAL_WORDS + ("far", "row", "rows", "column", "columns")
                                    + g.INSET_WORDS))
 PLACE_WORD_PLAIN = re.compile(rf"(?<![\w-]){g.words_pattern(_PLACE_WORDS)}(?![a-z])")
-# _place_hits looks for them with str.find: "center" and "centre" through "cent", plurals through the
-# singular (kept: 1.21x on find_positions; the tests compare it with PLACE_WORD_PLAIN).
-_FIND_WORDS = ("top", "bottom", "upper", "lower", "middle", "cent", "left", "right", "far", "inset", "row", "column")
-_PLURAL_WORDS = frozenset(("inset", "row", "column"))
-_CENT_ENDS = ("er", "re")
+# _place_hits looks for them with str.find, a plural through its singular (kept: 1.21x on find_positions;
+# the tests compare it with PLACE_WORD_PLAIN).
+_PLURALS = frozenset(w[:-1] for w in _PLACE_WORDS if w.endswith("s") and w[:-1] in _PLACE_WORDS)
+_FIND_WORDS = tuple(w for w in _PLACE_WORDS if w[:-1] not in _PLURALS)
 _ASCII_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 _CLAUSE_LEAD = re.compile(r"(?:^|[.;:!?]\s*|,\s*(?:and|while|whereas)?\s*|\b(?:and|while|whereas)\s+)$", re.I)
 
@@ -128,13 +127,8 @@ def _place_hits(text: str, start: int, stop: int) -> list[int]:
         k = find(word, start, stop)
         while k != -1:
             e = k + len(word)
-            if word in _PLURAL_WORDS and e < stop and low[e] == "s":
+            if word in _PLURALS and e < stop and low[e] == "s":
                 e += 1
-            elif word == "cent":
-                if not low.startswith(_CENT_ENDS, e, stop):
-                    k = find(word, k + 1, stop)
-                    continue
-                e += 2
             if (e == stop or low[e] not in _ASCII_LOWER) \
                     and (k == 0 or not (low[k - 1].isalnum() or low[k - 1] in "_-")):
                 hits.append(k)
