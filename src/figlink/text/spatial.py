@@ -47,9 +47,6 @@ _FIND_WORDS = tuple(w for w in _PLACE_WORDS if w[:-1] not in _PLURALS)
 _ASCII_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 _CLAUSE_LEAD = re.compile(r"(?:^|[.;:!?]\s*|,\s*(?:and|while|whereas)?\s*|\b(?:and|while|whereas)\s+)$", re.I)
 
-# The last non-space character of every _CLAUSE_LEAD match but "^" (which leaves only spaces): a mark, a comma,
-# or the end of "and", "while", "whereas" in any case (re.I folds only "\u017f" onto one of these letters).
-_CLAUSE_END_CHARS = frozenset(".;:!?,dDeEsS\u017f")
 _SENTENCE_LEAD = re.compile(r"(?:^|[.;:!?]\s*)$")
 _BY_START = operator.attrgetter("start")
 _POSITIONS = frozenset(g.PLACE_WORDS.values())
@@ -95,11 +92,7 @@ def normalize_position(phrase: str) -> str:
 def _at_clause_start(text: str, i: int, floor: int) -> bool:
     """Whether offset ``i`` opens a clause: after a sentence mark, a comma or "and"/"while"/"whereas"
     (looking back at most 12 characters, not before ``floor``)."""
-    head = text[max(floor, i - 12):i]
-    last = head.rstrip()
-    if last and last[-1] not in _CLAUSE_END_CHARS:
-        return False  # the cheap proof that _CLAUSE_LEAD does not match (see _CLAUSE_END_CHARS)
-    return bool(_CLAUSE_LEAD.search(head))
+    return _CLAUSE_LEAD.search(text[max(floor, i - 12):i]) is not None
 
 
 def _lead_start(text: str, lo: int, k: int) -> int:
