@@ -34,7 +34,6 @@ _PAREN = re.compile(rf"\(\s*(?:the\s+)?{_PHRASE}\s*(?P<note>[,;:*]\s*[^()]{{0,60
 _OPEN = re.compile(rf"(?<![\w-])(?P<at>(?:in|on|at)\s+)?(?:the\s+)?{_PHRASE}\s*(?:(?P<colon>[:,])|(?=\s+{_VERB}\b))", re.I)
 _REF = re.compile(rf"(?<![\w-]){_PHRASE}", re.I)
 _LEAD = re.compile(r"(?:\b(?:in|on|at)\s+)?(?:\bthe\s+)?$", re.I)
-_LEAD_WORDS = ("in", "on", "at", "the")
 # The words a place starts with (the first words of _PLACE), as words of their own, read on the lower-cased
 # text: the plain form of _place_hits.
 _PLACE_WORDS = tuple(dict.fromkeys(g.VERTICAL_WORDS + g.HORIZONTAL_WORDS + ("far", "row", "rows", "column", "columns")
@@ -95,20 +94,6 @@ def _at_clause_start(text: str, i: int, floor: int) -> bool:
     return _CLAUSE_LEAD.search(text[max(floor, i - 12):i]) is not None
 
 
-def _lead_start(text: str, lo: int, k: int) -> int:
-    """``_LEAD.search(text, lo, k).start()`` where ``text[k - 1]`` is a space.
-
-    A match that is not empty ends with "in", "on", "at" or "the" and spaces; without one the first match is
-    the empty one, just before a last "\n" or at ``k``. The test on the last word is exact for ASCII text,
-    where re.I folds only ASCII letters; other text is left to the regex.
-    """
-    word = text[lo:k].rstrip()[-3:]
-    if word.isascii() and not word.lower().endswith(_LEAD_WORDS):
-        return k - 1 if text[k - 1] == "\n" else k
-    lead = _LEAD.search(text, lo, k)
-    return lead.start() if lead else k
-
-
 def _place_hits(text: str, start: int, stop: int) -> list[int]:
     """Where a place word starts as a word of its own, on the lower-cased text, in order (as
     ``PLACE_WORD_PLAIN.finditer(text.lower(), start, stop)`` finds them: one ``str.find`` loop per word is
@@ -156,12 +141,7 @@ def find_positions(text: str, start: int = 0) -> list[PositionToken]:
             out.append(PositionToken(m.start(), m.end(), pos, role, (m.group("noun") or "").lower()))
             taken.append((m.start(), m.end()))
     for k in hits:
-        lo = max(start, k - 12)
-        at = k  # where _LEAD matches first: at k unless a space ends the text before it (every longer
-        # match ends with one, and an empty one sits before k only when "\n" does)
-        if k > lo and text[k - 1].isspace():
-            at = _lead_start(text, lo, k)
-        # The match would start at ``at``: the clause test first, as it needs no match and fails most often.
+        at = _LEAD.search(text, max(start, k - 12), k).start()  # "in the", "at" before the place word
         if not _at_clause_start(text, at, start):
             continue
         m = _OPEN.match(text, at, stop)
