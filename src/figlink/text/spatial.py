@@ -12,7 +12,6 @@ classified by how it is used:
 
 from __future__ import annotations
 
-import functools
 import operator
 import re
 from dataclasses import dataclass
@@ -62,11 +61,8 @@ class PositionToken:
     noun: str = ""  # the word after the place ("panel", "row", "part"), lower case
 
 
-@functools.lru_cache(maxsize=1024)
 def normalize_position(phrase: str) -> str:
-    """``"upper left panel"`` → ``"top-left"``; ``"second row"`` → ``"row 2"``; ``"insets"`` → ``"inset"``.
-
-    Cached: a pure function of a short phrase, and the same few phrases recur in every caption."""
+    """``"upper left panel"`` → ``"top-left"``; ``"second row"`` → ``"row 2"``; ``"insets"`` → ``"inset"``."""
     words = re.findall(r"[a-z0-9]+", phrase.lower().replace("-hand", "").replace("far", ""))
     words = [g.PLACE_WORDS.get(w, w) for w in (w.removesuffix("most") for w in words)]
     for axis, name in g.AXIS_WORDS.items():
