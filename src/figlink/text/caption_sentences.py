@@ -30,7 +30,8 @@ _END = re.compile(
     re.X,
 )
 # The same where the text holds no "!" or "?": it starts with a literal ".", which the regex engine skips
-# ahead to several times faster than to a character class.
+# ahead to several times faster than to a character class (kept: 1.32x on sentence_spans; the tests
+# compare it with _END).
 _END_DOT = re.compile(_END.pattern.replace("[.!?][.!?]*", r"\.\.*", 1), re.X)
 _LABEL_BEFORE = re.compile(r"(?:^|[.;:!?]\s*|^\s+)[A-Z]$|(?:^|[;:(,]\s*)[a-z]$")
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")
