@@ -35,35 +35,16 @@ _END = re.compile(
 _END_DOT = re.compile(_END.pattern.replace("[.!?][.!?]*", r"\.\.*", 1), re.X)
 _LABEL_BEFORE = re.compile(r"(?:^|[.;:!?]\s*|^\s+)[A-Z]$|(?:^|[;:(,]\s*)[a-z]$")
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")
-_LONGEST = max(map(len, _ABBREVIATIONS))
-_ASCII_WORD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ."
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
     """True when the period at ``dot`` closes a known abbreviation ("Fig.", "e.g.", "et al.")."""
-    if dot > _LONGEST and text[dot - _LONGEST - 1:dot].isalpha():
-        return False  # a word of more letters than any abbreviation, and not "e.g." style
-    return _short_abbreviation(text, dot)
-
-
-def _short_abbreviation(text: str, dot: int) -> bool:
-    """``_is_abbreviation`` after its first test: the word before ``dot`` is its run of letters and periods
-    (at most 12 characters back)."""
-    lo = dot - 12 if dot > 12 else 0
-    rest = text[lo:dot].rstrip(_ASCII_WORD)
-    if rest and rest[-1].isalpha():  # a non-ASCII letter: the run goes on, walk it one character at a time
-        j = lo + len(rest)
-        while j > lo and (text[j - 1].isalpha() or text[j - 1] == "."):
-            j -= 1
-    else:  # the run ends at a character that is neither a letter nor a period, or at ``lo``
-        j = lo + len(rest)
-    if j == dot:
-        return False
+    j = dot
+    while j > 0 and dot - j < 12 and (text[j - 1].isalpha() or text[j - 1] == "."):
+        j -= 1  # back over the word's letters and periods
     word = text[j:dot].lower().strip(".")
-    if word in _ABBREVIATIONS:
-        return True
-    # "e.g." / "i.e." style: letters separated by periods.
-    return "." in word and _DOTTED.fullmatch(word) is not None
+    # A known abbreviation, or "e.g." / "i.e." style: letters separated by periods.
+    return word in _ABBREVIATIONS or ("." in word and _DOTTED.fullmatch(word) is not None)
 
 
 def _lone_letter(text: str, dot: int) -> bool:
@@ -85,15 +66,12 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
         punct_end, e = m.span(1)
         prev = text[dot - 1:dot]
         if prev.isalpha():
-            # After a word longer than any abbreviation (_is_abbreviation's own first exit) the usual end:
-            # its letter text[dot - 2] is neither punctuation nor space, so no lone letter either.
-            if not (dot > _LONGEST and text[dot - _LONGEST - 1:dot].isalpha()):
-                if punct_end == dot + 1 and text[dot] == "." and _short_abbreviation(text, dot):
-                    continue
-                # A single letter opening a sentence or clause is a panel label ("…cancer. A. Photographs",
-                # "(a. U-fiber; b. ILF)"): not an end.
-                if _lone_letter(text, dot) and _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
-                    continue
+            if punct_end == dot + 1 and text[dot] == "." and _is_abbreviation(text, dot):
+                continue
+            # A single letter opening a sentence or clause is a panel label ("…cancer. A. Photographs",
+            # "(a. U-fiber; b. ILF)"): not an end.
+            if _lone_letter(text, dot) and _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
+                continue
         elif prev == "." and punct_end == dot + 1 and text[dot] == "." and _is_abbreviation(text, dot):
             continue
         if end == e:  # glued
