@@ -47,12 +47,6 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return word in _ABBREVIATIONS or ("." in word and _DOTTED.fullmatch(word) is not None)
 
 
-def _lone_letter(text: str, dot: int) -> bool:
-    """The letter before ``dot`` starts the text or follows a space or punctuation (a cheap test that
-    ``_LABEL_BEFORE`` needs to pass)."""
-    return dot < 2 or text[dot - 2] in ".;:!?(," or text[dot - 2].isspace()
-
-
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """Spans ``(s, e)`` of the sentences of ``text[start:end]``, whitespace trimmed, in order."""
     stop = len(text) if end is None else end
@@ -70,7 +64,7 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
                 continue
             # A single letter opening a sentence or clause is a panel label ("…cancer. A. Photographs",
             # "(a. U-fiber; b. ILF)"): not an end.
-            if _lone_letter(text, dot) and _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
+            if _LABEL_BEFORE.search(text, max(0, dot - 4), dot):
                 continue
         elif prev == "." and punct_end == dot + 1 and text[dot] == "." and _is_abbreviation(text, dot):
             continue
