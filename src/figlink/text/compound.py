@@ -64,8 +64,13 @@ def _is_word_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"  # what the regex calls \\w
 
 
+def cue_words_plain(low: str) -> set[str]:
+    """The cue words of a lower-cased caption, as one regex scan finds them (the plain form of _cue_words)."""
+    return {m.group(0) for m in _CUE_WORDS.finditer(low)}
+
+
 def _cue_words(low: str) -> set[str]:
-    """``{m.group(0) for m in _CUE_WORDS.finditer(low)}``, with the regex tried only where it can match.
+    """``cue_words_plain(low)``, with the regex tried only where it can match (kept: 1.49x on compound_cues).
 
     A cue ends with the word that holds a hint (its second word, or its only one) and starts at that word
     or at the word before ("top panels", "sub-panel"). Trying the word before first gives the match a left
