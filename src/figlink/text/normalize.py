@@ -46,9 +46,12 @@ def remove_figure_label(caption: str) -> str:
     return caption[idx.end:] if idx else caption
 
 
-def _lower_numbers_finish(text: str) -> str:
-    """Lower case, numbers → [NUM], whitespace collapsed, placeholders written."""
-    return _finish(_NUMBER.sub("\x01", text.lower()))
+def _scicap(text: str) -> str:
+    """SciCap's rule: lower case, numbers → [NUM]; then whitespace collapsed and the placeholders written."""
+    text = " ".join(_NUMBER.sub("\x01", text.lower()).split())
+    for sentinel, placeholder in _SENTINELS.items():
+        text = text.replace(sentinel, placeholder)
+    return text
 
 
 def _replace_equations(text: str) -> str:
@@ -88,17 +91,9 @@ def _replace_brackets(text: str) -> str:
         text = new
 
 
-def _finish(text: str) -> str:
-    """Whitespace collapsed, placeholders written."""
-    text = " ".join(text.split())
-    for k, v in _SENTINELS.items():
-        text = text.replace(k, v)
-    return text
-
-
 def normalize_basic(caption: str) -> str:
     """SciCap basic normalization: lower case, figure label removed, numbers → [NUM]."""
-    return _lower_numbers_finish(strip_markup(remove_figure_label(caption)))
+    return _scicap(strip_markup(remove_figure_label(caption)))
 
 
 def normalize_advanced(caption: str) -> str:
@@ -108,7 +103,7 @@ def normalize_advanced(caption: str) -> str:
 
 def _advanced(body: str) -> str:
     """``normalize_advanced`` of a caption whose figure label is removed."""
-    return _lower_numbers_finish(_replace_brackets(strip_markup(_replace_equations(body))))
+    return _scicap(_replace_brackets(strip_markup(_replace_equations(body))))
 
 
 def caption_tokens(text: str) -> list[str]:
@@ -166,9 +161,9 @@ def normalized_caption(caption: str) -> NormalizedCaption:
     body = remove_figure_label(caption)
     plain = strip_markup(body)
     spans = sentence_spans(plain)
-    basic = _lower_numbers_finish(plain)
+    basic = _scicap(plain)
     first = plain[spans[0][0]:spans[0][1]] if spans else ""
-    return NormalizedCaption(basic=basic, advanced=_advanced(body), first_sentence=_lower_numbers_finish(first),
+    return NormalizedCaption(basic=basic, advanced=_advanced(body), first_sentence=_scicap(first),
                              n_sentences=len(spans), n_tokens=token_count(basic))
 
 
