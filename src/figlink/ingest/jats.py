@@ -405,9 +405,12 @@ def _outer_block(el: etree._Element) -> Optional[etree._Element]:
 
 _FIG_XREFS = etree.XPath("//xref[@ref-type='fig']")
 _FIG_XREF_RIDS = etree.XPath("//xref[@ref-type='fig']/@rid")
+_KEYWORD_FORMS_UTF8 = tuple(w.encode() for w in g.KEYWORD_FORMS)
+
+
 def _has_fig_word(text: bytes) -> bool:
     """Cheap test (substring search in C) for a word that may start a figure mention."""
-    return b"Fig" in text or b"fig" in text or b"FIG" in text or b"response image" in text
+    return any(w in text for w in _KEYWORD_FORMS_UTF8)
 
 
 # Containers inside a block whose text the block skips, but which hold blocks of their own.
@@ -539,7 +542,7 @@ def _starts_with_keyword(text: str) -> bool:
 
 
 def _fig_words(s: str) -> int:
-    return s.count("Fig") + s.count("fig") + s.count("FIG") + s.count("image")
+    return sum(s.count(w) for w in g.KEYWORD_FORMS)
 
 
 def _may_hold_plain_mentions(text: str, xrefs: list[_Xref]) -> bool:

@@ -154,8 +154,8 @@ KEYWORD_INITIALS = "saefi"
 QUALIFIER_BEFORE = re.compile(rf"{QUALIFIER}$", re.I | re.X)
 # A whole keyword that ends a text (before a JATS xref that holds only the number).
 KEYWORD_BEFORE = re.compile(rf"{QUALIFIER}?{FIGURE_WORD}\s*$", re.I | re.X)
-# Every keyword holds one of these (lower case): where a mention may start.
-KEYWORD_HINTS = ("fig", "image")
+# How the figure word is written where running text names a figure: where readers look for a mention.
+KEYWORD_FORMS = ("Fig", "fig", "FIG", "Image", "image", "IMAGE")
 # A figure number: "3", "S3", "A1"; not "3.5".
 FIGURE_NUMBER = re.compile(r"(?P<pre>[SA]?)(?P<n>\d{1,3})(?![\d])(?!\.\d)")
 # "—figure supplement 2" after a figure number (eLife).
@@ -212,6 +212,6 @@ def make_key(prefix: str, pre: str, n: str) -> str:
 __all__ = ["DASHES", "DASH_CHARS", "DASH", "PRIMES", "PRIME", "ROMANS", "ROMAN_VALUE", "RANGE_WORDS", "MAX_RANGE", "is_range",
            "expand_letters", "expand_range", "LABEL_ATOM", "LABEL_SEPARATOR", "label_core", "LONE_LABEL",
            "PLACE_WORDS", "VERTICAL_WORDS", "HORIZONTAL_WORDS", "INSET_WORDS", "AXIS_WORDS", "ORDINALS", "words_pattern",
-           "place_of", "QUALIFIER", "FIGURE_WORD", "KEYWORD", "KEYWORD_INITIALS", "QUALIFIER_BEFORE", "KEYWORD_BEFORE", "KEYWORD_HINTS",
+           "place_of", "QUALIFIER", "FIGURE_WORD", "KEYWORD", "KEYWORD_INITIALS", "QUALIFIER_BEFORE", "KEYWORD_BEFORE", "KEYWORD_FORMS",
            "FIGURE_NUMBER", "SUPPLEMENT", "ITEM_SEPARATOR", "PANEL_LETTER", "MORE_LETTERS", "LETTER_ATTACHED",
            "LETTER_SPACED", "NEXT_LETTER", "CAPTION_OPENER", "LABEL_END", "qualifier_prefix", "make_key"]
