@@ -72,7 +72,7 @@ def find_medical_keywords(texts: Iterable[str] | str) -> list[str]:
 def _may_hold_keyword(text: str) -> bool:
     """Whether a word of ``text`` (a run of ASCII letters and digits) can start a keyword: a pre-test
     before ``keywords_in`` on the bytes (kept: 1.31x on the keyword filter; tests compare with keywords_in)."""
-    return not _FIRSTS_ASCII.isdisjoint(text.lower().encode("ascii", "replace").translate(_WORD_BYTES).split())
+    return not _FIRSTS_ASCII.isdisjoint(text.encode("ascii", "replace").translate(_WORD_BYTES).lower().split())
 
 
 def keywords_in(text: str) -> list[str]:
