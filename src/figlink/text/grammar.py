@@ -12,7 +12,8 @@ references (``text/spatial``, ``align``), PDF caption detection (``ingest/pdf_ca
 - a place word ("upper", "inset", "second row"): ``PLACE_WORDS``, ``INSET_WORDS``, ``AXIS_WORDS``,
   ``ORDINALS``;
 - a figure keyword or qualifier ("Extended Data Fig.", "Appendix 1—figure 2"): ``QUALIFIER``,
-  ``FIGURE_WORD`` and ``qualifier_prefix`` (the figure key it gives).
+  ``FIGURE_WORD`` and ``qualifier_prefix`` (the figure key it gives), with ``KEYWORD_INITIALS`` and
+  ``KEYWORD_FORMS`` when it brings a new first letter or word (tests/test_fast_paths checks the initials).
 
 Patterns are regex sources (strings) where readers build larger patterns from them, compiled patterns where
 readers match them as they are.
@@ -21,11 +22,6 @@ readers match them as they are.
 from __future__ import annotations
 
 import re
-
-def words_pattern(words: "tuple[str, ...] | list[str]") -> str:
-    """A regex alternation of ``words``, longest first (a word never stops short inside a longer one)."""
-    return "(?:" + "|".join(sorted(words, key=len, reverse=True)) + ")"
-
 
 # ------------------------------------------------------------------------------------------ characters
 
@@ -74,6 +70,11 @@ def expand_range(first: str, last: str) -> list[str] | None:
 
 # -------------------------------------------------------------------------------------------------- places
 
+def words_pattern(words: "tuple[str, ...] | list[str]") -> str:
+    """A regex alternation of ``words``, longest first (a word never stops short inside a longer one)."""
+    return "(?:" + "|".join(sorted(words, key=len, reverse=True)) + ")"
+
+
 # Words that name a part of a figure by where it is, and the position each names.
 PLACE_WORDS = {"top": "top", "upper": "top", "bottom": "bottom", "lower": "bottom", "left": "left",
                "right": "right", "middle": "middle", "center": "middle", "centre": "middle"}
@@ -103,7 +104,7 @@ LABEL_ATOM = (rf"(?:[A-Za-z](?![A-Za-z]){PRIME}{{0,2}}|(?:{_ROMAN}|{_ROMAN.upper
 # Words between two labels of a list ("A and B", "A to C"), besides commas, semicolons and dashes.
 LABEL_JOIN_WORDS = ("and", "or", "&", "to", "through", "thru")
 LABEL_SEPARATOR = rf"(?:\s*,?\s*{words_pattern(LABEL_JOIN_WORDS)}\s+|\s*[,;]\s*|\s*{DASH}\s*)"
-# A place after a label: "(A, top)", "(B-left)", "(C upper panel)".
+# A place after a label: "(A top)", "(C upper panel)".
 LABEL_POSITION = (rf"(?:\s*[{DASH_CHARS},]?\s*{words_pattern(tuple(PLACE_WORDS) + ('inset',))}s?"
                   rf"(?:[\s\-]+{words_pattern(HORIZONTAL_WORDS)})?(?:\s+(?:panels?|images?|parts?))?)")
 _LABEL_ITEM = rf"{LABEL_ATOM}{LABEL_POSITION}?"
@@ -145,23 +146,23 @@ QUALIFIER = rf"""(?P<qual>(?:supplementa(?:l|ry)|suppl\.?|supp\.?|extended\s+dat
     |(?P<appfig>appendix)\s+
     |author\s+response\s+)"""
 # "Figure", "Figs.", "FIG", "fig"; "image" only before a number ("image 3", "Author response image 1").
-FIGURE_WORD = r"(?P<word>fig(?:ure|)s?(?![a-z])\.?|image(?=s?\s*\d))"
+FIGURE_WORD = r"(?P<word>fig(?:ure)?s?(?![a-z])\.?|image(?=s?\s*\d))"
 # A figure keyword: the figure word with its qualifier, if any (case-insensitive, verbose).
 KEYWORD = re.compile(rf"{QUALIFIER}?{FIGURE_WORD}", re.I | re.X)
-# The letters a keyword can start with (of QUALIFIER and FIGURE_WORD; the tests derive them from KEYWORD).
+# The letters a keyword can start with, and how the figure word is written where running text names a
+# figure (where readers look for a mention). Both follow QUALIFIER and FIGURE_WORD; the tests check them.
 KEYWORD_INITIALS = "saefi"
+KEYWORD_FORMS = ("Fig", "fig", "FIG", "Image", "image", "IMAGE")
 # A qualifier that ends right before a figure word (searched backwards from the word).
 QUALIFIER_BEFORE = re.compile(rf"{QUALIFIER}$", re.I | re.X)
 # A whole keyword that ends a text (before a JATS xref that holds only the number).
-KEYWORD_BEFORE = re.compile(rf"{QUALIFIER}?{FIGURE_WORD}\s*$", re.I | re.X)
-# How the figure word is written where running text names a figure: where readers look for a mention.
-KEYWORD_FORMS = ("Fig", "fig", "FIG", "Image", "image", "IMAGE")
+KEYWORD_BEFORE = re.compile(rf"{KEYWORD.pattern}\s*$", re.I | re.X)
 # A figure number: "3", "S3", "A1"; not "3.5".
 FIGURE_NUMBER = re.compile(r"(?P<pre>[SA]?)(?P<n>\d{1,3})(?![\d])(?!\.\d)")
 # "—figure supplement 2" after a figure number (eLife).
 SUPPLEMENT = re.compile(rf"\s*{DASH}?\s*figure\s+supplements?\s*", re.I)
 # Between figure numbers of one mention: "Figs 2 and 3", "Figures 1–3", "Figs. 2, Fig. 4".
-ITEM_SEPARATOR = re.compile(rf"\s*(?P<sep>{DASH}|,|;|&|and\b|or\b|to\b)\s*(?:(?:figs?\.?|figures?)\s*|)", re.I)
+ITEM_SEPARATOR = re.compile(rf"\s*(?P<sep>{DASH}|,|;|&|and\b|or\b|to\b)\s*(?:(?:figs?\.?|figures?)\s*)?", re.I)
 # Panel letters after a figure number: glued ("1A", "1(a)", "1a–c"), or spaced and capital ("1 A").
 LETTER_ATTACHED = re.compile(rf"\(?([A-Za-z])\)?(?![A-Za-z0-9])|([A-Za-z])(?=[{DASH_CHARS},&])")
 LETTER_SPACED = re.compile(r"[ \u00a0]\(?([A-Z])\)?(?![A-Za-z0-9])|[ \u00a0]\(([a-z])\)")
@@ -173,7 +174,7 @@ PANEL_LETTER = r"\(?[A-Za-z]\)?(?![A-Za-z0-9])"
 MORE_LETTERS = rf"(?:\s*(?:{_LETTER_SEPARATORS})\s*{PANEL_LETTER})+"
 # A line that opens with a figure label: a keyword and a number ("Figure 3.", "Supp. Fig. S2", "Appendix
 # 1—figure 2", "Author response image 1").
-CAPTION_OPENER = re.compile(rf"\s*{QUALIFIER}?{FIGURE_WORD}\s*[SA]?\d", re.I | re.X)
+CAPTION_OPENER = re.compile(rf"\s*{KEYWORD.pattern}\s*[SA]?\d", re.I | re.X)
 # What ends a figure label at the start of a caption: "Figure 1.", "Fig. 2:", "Figure 3 |", "Figure 4 —".
 LABEL_END = re.compile(rf"\s*(?:[.:|]|{DASH}(?!\s*figure))?\s*")
 
@@ -209,9 +210,15 @@ def make_key(prefix: str, pre: str, n: str) -> str:
     return (pre.upper() + n) if pre else n
 
 
-__all__ = ["DASHES", "DASH_CHARS", "DASH", "PRIMES", "PRIME", "ROMANS", "ROMAN_VALUE", "RANGE_WORDS", "MAX_RANGE", "is_range",
-           "expand_letters", "expand_range", "LABEL_ATOM", "LABEL_SEPARATOR", "label_core", "LONE_LABEL",
-           "PLACE_WORDS", "VERTICAL_WORDS", "HORIZONTAL_WORDS", "INSET_WORDS", "AXIS_WORDS", "ORDINALS", "words_pattern",
-           "place_of", "QUALIFIER", "FIGURE_WORD", "KEYWORD", "KEYWORD_INITIALS", "QUALIFIER_BEFORE", "KEYWORD_BEFORE", "KEYWORD_FORMS",
-           "FIGURE_NUMBER", "SUPPLEMENT", "ITEM_SEPARATOR", "PANEL_LETTER", "MORE_LETTERS", "LETTER_ATTACHED",
-           "LETTER_SPACED", "NEXT_LETTER", "CAPTION_OPENER", "LABEL_END", "qualifier_prefix", "make_key"]
+__all__ = [
+    "DASHES", "DASH_CHARS", "DASH", "PRIMES", "PRIME",
+    "ROMANS", "ROMAN_VALUE", "RANGE_WORDS", "MAX_RANGE", "is_range", "expand_letters", "expand_range",
+    "words_pattern", "PLACE_WORDS", "VERTICAL_WORDS", "HORIZONTAL_WORDS", "INSET_WORDS", "AXIS_WORDS", "ORDINALS",
+    "place_of",
+    "LABEL_ATOM", "LABEL_JOIN_WORDS", "LABEL_SEPARATOR", "LABEL_POSITION", "LABEL_LIST", "LABEL_PAREN",
+    "LABEL_PANEL_PAREN", "LABEL_HALF", "LABEL_PUNCT", "LABEL_BARE", "LABEL_PANEL_WORD", "LABEL_PANEL_WORD_PLAIN",
+    "label_core", "LONE_LABEL",
+    "QUALIFIER", "FIGURE_WORD", "KEYWORD", "KEYWORD_INITIALS", "KEYWORD_FORMS", "QUALIFIER_BEFORE", "KEYWORD_BEFORE",
+    "FIGURE_NUMBER", "SUPPLEMENT", "ITEM_SEPARATOR", "LETTER_ATTACHED", "LETTER_SPACED", "NEXT_LETTER",
+    "PANEL_LETTER", "MORE_LETTERS", "CAPTION_OPENER", "LABEL_END", "qualifier_prefix", "make_key",
+]
