@@ -1,12 +1,11 @@
 """``figlink panels IMAGE [--caption TEXT] --json``: panels, labels, subcaptions, OCR and type of one image.
 
-The lead mounts it with ``app.command("panels")(panels_command)``.
+Mounted by :mod:`figlink.cli` as ``figlink panels``.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -47,9 +46,3 @@ def panels_command(
     for p in fv.panels:
         box = ", ".join(f"{v:.0f}" for v in p.bbox)
         typer.echo(f"  [{p.label or '?'}] ({box})  {(p.subcaption or '')[:70]}")
-
-
-def main() -> None:  # pragma: no cover - for running the sub-app on its own
-    app = typer.Typer(add_completion=False)
-    app.command("panels")(panels_command)
-    app(sys.argv[1:])
