@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from figlink.errors import InputError
-from figlink.vision.analyze import analyze_figure
+from figlink.enrich.vision import analyze_figure
 from figlink.vision.image_io import load_image
 
 

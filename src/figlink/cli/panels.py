@@ -28,7 +28,7 @@ def panels_command(
     no_ocr: bool = typer.Option(False, "--no-ocr", help="skip OCR and label reading (faster)"),
 ) -> None:
     """Cut a figure into panels, read its text and labels, guess its type, align subcaptions."""
-    from figlink.vision.analyze import analyze_figure
+    from figlink.enrich.vision import analyze_figure
 
     split = _split(caption) if caption else None
     try:

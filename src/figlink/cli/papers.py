@@ -23,12 +23,13 @@ def parse(paths: List[Path] = typer.Argument(..., help="JATS .xml/.nxml, PMC OA 
           images: Optional[Path] = typer.Option(None, "--images", help="Save figure images under this folder."),
           ) -> None:
     """Parse papers into the figlink data model; bad inputs are reported and the others still parse."""
+    from figlink.images import ImageFolder
     from figlink.pipeline import process_source
 
     failed = 0
     for path in paths:
         try:
-            paper = process_source(path, xml=xml, image_root=images)
+            paper = process_source(path, xml=xml, images=None if images is None else ImageFolder(images))
         except FiglinkError as e:
             failed += 1
             err.print(f"[red]error:[/red] {path}: {e.stage}: {e}", highlight=False)

@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Iterator, Optional
 
 from figlink.corpus import Corpus, file_sha256
 from figlink.errors import FiglinkError
+from figlink.images import ImageFolder
 from figlink.ingest import SUPPORTED_SUFFIXES, source_kind
 from figlink.model import Paper
 from figlink.pipeline import PipelineOptions, process_source
@@ -108,7 +109,7 @@ def iter_sources(sources: Iterable[str | Path]) -> Iterator[Source]:
 def run_task(task: Task) -> Result:
     """Parse and enrich one input; every failure becomes a result with its stage, never an exception."""
     try:
-        paper = process_source(task.path, xml=task.xml, image_root=Path(task.image_root), image_prefix="images/",
+        paper = process_source(task.path, xml=task.xml, images=ImageFolder(Path(task.image_root), "images/"),
                                options=task.options)
         return Result(task, paper=paper)
     except FiglinkError as e:
