@@ -5,22 +5,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.markup import escape
 
 from figlink.cli.common import err, fail, out, print_failures
 
+if TYPE_CHECKING:
+    from figlink.index import IndexReport
 
-def report_index(corpus: Path, full: bool = False) -> None:
-    """Build or update the corpus's index and print one line about it."""
-    from figlink.index import build_index
 
-    try:
-        r = build_index(corpus, full=full)
-    except FileNotFoundError as e:
-        fail(str(e))
+def print_index(r: IndexReport) -> None:
+    """One line about an index update."""
     err.print(f"index {r.version}: {r.added} papers added, {r.replaced} replaced, {r.removed} removed, "
               f"{r.unchanged} unchanged; {r.figures} figures, {r.panels} panels "
               f"({'lexical + ' + r.dense if r.dense else 'lexical only'}, {r.seconds:.1f} s)", highlight=False)
@@ -106,4 +103,10 @@ def index(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
           full: bool = typer.Option(False, "--full", help="Rebuild from scratch instead of updating."),
           ) -> None:
     """Build or update the corpus's search index (new papers are added; readers never see a partial index)."""
-    report_index(corpus, full=full)
+    from figlink.index import build_index
+
+    try:
+        r = build_index(corpus, full=full)
+    except FileNotFoundError as e:
+        fail(str(e))
+    print_index(r)

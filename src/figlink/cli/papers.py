@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from figlink.cli.common import err, fail, out, print_failures
-from figlink.cli.corpus import report_index
+from figlink.cli.corpus import print_index
 from figlink.errors import FiglinkError
 
 REPO_SAMPLES = Path(__file__).resolve().parents[3] / "samples"
@@ -63,27 +63,21 @@ def ingest(sources: List[Path] = typer.Argument(..., help="Files and folders of 
            ) -> None:
     """Build or update a corpus, then its search index. Resumable; bad inputs are logged; exit status 1 when
     any input failed."""
-    from figlink.pipeline import PipelineOptions
+    from figlink.builder import build
+    from figlink.engine.common import EngineError, IngestReport
 
-    options = PipelineOptions(vision=vision)
-    if engine == "local":
-        from figlink.engine.local import ingest as run_local
+    def ingested(r: IngestReport) -> None:
+        print_failures(r.failures)
+        err.print(f"{r.ok} ingested, {r.skipped} already done, {r.failed} failed "
+                  f"({r.seen} inputs, {r.seconds:.1f} s) → {corpus}", highlight=False)
 
-        report = run_local(sources, corpus, workers=workers, options=options)
-    elif engine == "ray":
-        from figlink.engine.ray import RayEngineError, ingest as run_ray
-
-        try:
-            report = run_ray(sources, corpus, workers=workers, options=options, address=address)
-        except RayEngineError as e:
-            fail(str(e))
-    else:
-        fail(f"unknown engine {engine!r}: choose local or ray")
-    print_failures(report.failures)
-    err.print(f"{report.ok} ingested, {report.skipped} already done, {report.failed} failed "
-              f"({report.seen} inputs, {report.seconds:.1f} s) → {corpus}", highlight=False)
-    if make_index and (corpus / "corpus.sqlite").exists():
-        report_index(corpus)
+    try:
+        report = build(sources, corpus, engine=engine, workers=workers, vision=vision, index=make_index,
+                       address=address, on_ingested=ingested)
+    except EngineError as e:
+        fail(str(e))
+    if report.index is not None:
+        print_index(report.index)
     raise typer.Exit(1 if report.failed else 0)
 
 
@@ -95,23 +89,27 @@ def demo(corpus: Path = typer.Option(Path("demo-corpus"), "--corpus", help="Wher
          port: int = typer.Option(8000, "--port", min=1, max=65535),
          ) -> None:
     """Build a corpus and search index from the sample papers shipped in the repository and serve it."""
+    from figlink.builder import build
     from figlink.corpus import Corpus
-    from figlink.engine.local import ingest as run_local
+    from figlink.engine.common import IngestReport
+
+    def ingested(r: IngestReport) -> None:
+        err.print(f"{r.ok} ingested, {r.skipped} already done, {r.failed} failed → {corpus}")
+        with Corpus(corpus, readonly=True) as c:
+            t = Table(title="figlink demo corpus", title_justify="left")
+            for col in ("paper", "title", "license", "figures", "inline refs", "refs with panels"):
+                t.add_column(col, overflow="fold")
+            for p in c.papers():
+                refs = [ref for f in p.figures for ref in f.inline_refs]
+                t.add_row(p.paper_id, (p.title or "")[:60], p.license.spdx or "?", str(len(p.figures)),
+                          str(len(refs)), str(sum(1 for ref in refs if ref.panels)))
+            out.print(t)
 
     if not samples.is_dir():
         fail(f"sample folder {samples} not found (pass --samples)")
-    report = run_local([samples], corpus, workers=workers)
-    err.print(f"{report.ok} ingested, {report.skipped} already done, {report.failed} failed → {corpus}")
-    with Corpus(corpus, readonly=True) as c:
-        t = Table(title="figlink demo corpus", title_justify="left")
-        for col in ("paper", "title", "license", "figures", "inline refs", "refs with panels"):
-            t.add_column(col, overflow="fold")
-        for p in c.papers():
-            refs = [r for f in p.figures for r in f.inline_refs]
-            t.add_row(p.paper_id, (p.title or "")[:60], p.license.spdx or "?", str(len(p.figures)), str(len(refs)),
-                      str(sum(1 for r in refs if r.panels)))
-        out.print(t)
-    report_index(corpus)
+    report = build([samples], corpus, workers=workers, on_ingested=ingested)
+    if report.index is not None:
+        print_index(report.index)
     if report.failed or no_serve:
         raise typer.Exit(1 if report.failed else 0)
     from figlink.server import serve as run_server

@@ -57,9 +57,10 @@ def serve(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder (with
           port: int = typer.Option(8000, "--port", min=1, max=65535),
           ) -> None:
     """Serve the REST API (OpenAPI at /docs) and the search page."""
+    from figlink.corpus import Corpus
     from figlink.server import serve as run_server
 
-    if not (corpus / "corpus.sqlite").exists():
+    if not Corpus.exists(corpus):
         fail(f"no corpus at {corpus}")
     if host not in {"127.0.0.1", "localhost", "::1"}:
         err.print(f"[yellow]warning:[/yellow] binding {host}: the server is reachable from other machines",
