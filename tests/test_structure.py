@@ -100,3 +100,30 @@ def test_no_import_cycle_between_the_parts_of_figlink() -> None:
         if mod != "figlink":
             parts.setdefault(part(mod), set()).update(part(d) for d in deps if d != "figlink" and part(d) != part(mod))
     assert cycles(parts) == []
+
+
+def _trees() -> dict[str, ast.AST]:
+    return {mod: ast.parse(path.read_text(encoding="utf-8")) for mod, path in _modules().items()}
+
+
+def test_only_the_corpus_knows_its_database_file() -> None:
+    naming = []
+    for mod, tree in _trees().items():
+        strings = (n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+        if mod != "figlink.corpus" and any("corpus.sqlite" in s for s in strings):
+            naming.append(mod)
+    assert naming == []
+
+
+def test_no_module_changes_pils_pixel_limit() -> None:
+    """``Image.MAX_IMAGE_PIXELS`` is one setting for the whole process: changing it is not thread-safe
+    (:func:`figlink.vision.image_io.open_image` opens large images without it)."""
+    setters = []
+    for mod, tree in _trees().items():
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            for target in targets:
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                if any(isinstance(t, ast.Attribute) and t.attr == "MAX_IMAGE_PIXELS" for t in names):
+                    setters.append(mod)
+    assert setters == []

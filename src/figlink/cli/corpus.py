@@ -70,10 +70,10 @@ def export(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
     """Export the corpus as a dataset. For coco and webdataset a figure whose image is missing or unreadable
     is reported and skipped; exit status 1 when any figure failed."""
     from figlink.corpus import Corpus
-    from figlink.exports import EXPORTERS, ExportReport, parse_size
+    from figlink.exports import WRITERS, export as run_export, parse_size
 
-    if fmt not in EXPORTERS:
-        fail(f"unknown format {fmt!r}; available: {', '.join(sorted(EXPORTERS))}")
+    if fmt not in WRITERS:
+        fail(f"unknown format {fmt!r}; available: {', '.join(sorted(WRITERS))}")
     opts: dict = {}
     if fmt == "webdataset":
         try:
@@ -88,15 +88,12 @@ def export(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
         fail(str(e))
     with c:
         try:
-            result = EXPORTERS[fmt](c, out_path, **opts)
+            report = run_export(c, fmt, out_path, **opts)
         except OSError as e:
             fail(f"cannot write {out_path}: {e.strerror or e}")
-    if not isinstance(result, ExportReport):
-        err.print(f"wrote {result} records to {out_path}")
-        return
-    print_failures(result.failures)
-    err.print(escape(result.summary()), highlight=False, soft_wrap=True)
-    raise typer.Exit(1 if result.failed else 0)
+    print_failures(report.failures)
+    err.print(escape(report.summary()), highlight=False, soft_wrap=True)
+    raise typer.Exit(1 if report.failed else 0)
 
 
 def index(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
