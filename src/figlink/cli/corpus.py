@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.markup import escape
 
-from figlink.cli.common import err, fail, out, print_failures
+from figlink.cli.common import err, fail, open_corpus, out, print_failures
 
 if TYPE_CHECKING:
     from figlink.index import IndexReport
@@ -29,13 +29,7 @@ def show(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
          errors: bool = typer.Option(False, "--errors", help="List the failed inputs."),
          ) -> None:
     """Corpus summary, one paper or figure as JSON, or the error log."""
-    from figlink.corpus import Corpus
-
-    try:
-        c = Corpus(corpus, readonly=True)
-    except FileNotFoundError as e:
-        fail(str(e))
-    with c:
+    with open_corpus(corpus) as c:
         if errors:
             for e in c.errors():
                 sys.stdout.write(json.dumps(e) + "\n")
@@ -69,7 +63,6 @@ def export(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
            ) -> None:
     """Export the corpus as a dataset. For coco and webdataset a figure whose image is missing or unreadable
     is reported and skipped; exit status 1 when any figure failed."""
-    from figlink.corpus import Corpus
     from figlink.exports import WRITERS, export as run_export, parse_size
 
     if fmt not in WRITERS:
@@ -82,11 +75,7 @@ def export(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
             fail(str(e))
     elif fmt == "coco":
         opts = {"copy_images": copy_images}
-    try:
-        c = Corpus(corpus, readonly=True)
-    except FileNotFoundError as e:
-        fail(str(e))
-    with c:
+    with open_corpus(corpus) as c:
         try:
             report = run_export(c, fmt, out_path, **opts)
         except OSError as e:
