@@ -325,7 +325,8 @@ def big_client(corpus_dir, tmp_path_factory, searcher):
     with Corpus(d) as c:
         p = c.paper(ENRICHED[0])
         folder = c.image_dir_for(p.paper_id)
-        sizes = {"GREY": (20000, 10000), "RGB": (12000, 6000), "HUGE": (40000, 40000), "CUT": (3000, 2000)}
+        sizes = {"GREY": (20000, 10000), "RGB": (12000, 6000), "HUGE": (40000, 40000), "CUT": (3000, 2000),
+                 "JPG": (12000, 6000)}
         grey = _halves(20000, b"\x32", b"\xc8")
         rgb = _halves(12000, b"\xff\x00\x00", b"\x00\x00\xff")
         write_png(folder / "GREY.png", *sizes["GREY"], "L", lambda y: grey)
@@ -333,11 +334,15 @@ def big_client(corpus_dir, tmp_path_factory, searcher):
         write_png(folder / "HUGE.png", 40000, 40000, "L", lambda y: b"")  # header only: no rows follow
         noise = (bytes(range(256)) * 36)[:9000]
         write_png(folder / "CUT.png", 3000, 2000, "RGB", lambda y: noise)
+        from PIL import Image
+
+        Image.frombytes("L", (12000, 1), grey[:12000]).resize((12000, 6000)).save(folder / "JPG.jpg", quality=90)
         cut = (folder / "CUT.png").read_bytes()
         (folder / "CUT.png").write_bytes(cut[: len(cut) // 2])
         src = p.figure(ENRICHED[1])
         for fid, (w, h) in sizes.items():
-            f = Figure.from_dict({**src.to_dict(), "figure_id": fid, "image": f"images/{p.paper_id}/{fid}.png"})
+            ext = "jpg" if fid == "JPG" else "png"
+            f = Figure.from_dict({**src.to_dict(), "figure_id": fid, "image": f"images/{p.paper_id}/{fid}.{ext}"})
             f.panels = [Panel("a", [0, 0, w / 2, h]), Panel("b", [w / 2, 0, w, h])]
             p.figures.append(f)
         c.put_paper(p, "big", "big")
@@ -363,6 +368,20 @@ def test_crop_of_a_figure_past_the_bomb_limit(big_client):
     assert whole.size == (2000, 1000)  # a bounded copy, never the 200-megapixel file
     left = whole.convert("L").crop((0, 0, 990, 1000)).getextrema()
     assert left == (50, 50)
+
+
+def test_jpeg_is_reduced_while_decoding(big_client):
+    """12000 x 6000 JPEG: decoded at half size by the JPEG decoder, then reduced to the working size; the
+    panel boxes still land on their halves."""
+    from PIL import Image, ImageStat
+
+    cl, store = big_client
+    r = cl.get("/api/papers/PMC3166277/figures/JPG/panels/a/image")
+    assert r.status_code == 200, r.text
+    crop = Image.open(io.BytesIO(r.content)).convert("L")
+    assert crop.size == (1000, 1000) and abs(ImageStat.Stat(crop).mean[0] - 50) < 2
+    r = cl.get("/api/papers/PMC3166277/figures/JPG/image", params={"max_side": 300})
+    assert r.headers["content-type"] == "image/jpeg" and Image.open(io.BytesIO(r.content)).size == (300, 150)
 
 
 def test_concurrent_crops_share_one_bounded_decode(big_client):
