@@ -38,7 +38,7 @@ from figlink.index import Searcher, build_index  # noqa: E402
 from figlink.index.embed import default_embedder  # noqa: E402
 from figlink.index.lexical import match_expr, query_terms  # noqa: E402
 from figlink.model import Paper  # noqa: E402
-from figlink.pipeline import caption_stage  # noqa: E402
+from figlink.enrich import enrich  # noqa: E402
 
 OUT = REPO / "benchmarks" / "out"
 
@@ -148,7 +148,7 @@ def quality(papers: list[Paper], queries: list[Query], emb, work: Path) -> tuple
                       ("BM25 captions + remaining citing sentences", lambda i, q: b2.search(q.text))]:
         fig_rows.append((name, metrics([rank_of(run(i, q), a) for i, (q, a) in enumerate(zip(fig_q, answers))])))
     corpus = work / "dev"
-    make_corpus([caption_stage(Paper.from_dict(p.to_dict())) for p in papers], corpus)  # as ingest stores them
+    make_corpus([enrich(p) for p in papers], corpus)  # as ingest stores them
     t = time.perf_counter()
     rep = build_index(corpus, emb.inner)  # timed cold: nothing embedded beforehand
     build_s = time.perf_counter() - t

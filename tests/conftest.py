@@ -130,3 +130,24 @@ def sample(jats_dir):
     def get(name: str) -> Path:
         return jats_dir / name
     return get
+
+
+# ---- screenshots a person can look at (the web-page tests save them; the run lists where) ----------------
+
+SCREENSHOTS: list[Path] = []
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir(tmp_path_factory) -> Path:
+    """Where the web tests save screenshots: $FIGLINK_SCREENSHOTS, else a folder of pytest's tmp dir."""
+    env = os.environ.get("FIGLINK_SCREENSHOTS")
+    d = Path(env) if env else tmp_path_factory.mktemp("screenshots")
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if SCREENSHOTS:
+        terminalreporter.write_sep("-", "screenshots of the search page")
+        for p in SCREENSHOTS:
+            terminalreporter.write_line(str(p))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from figlink.align import _spatial_words
+from figlink.enrich.align import _spatial_words
 from figlink.ingest.jats import parse_jats_bytes
 from figlink.ingest.pdf_captions import caption_label
 from figlink.model import Subcaption

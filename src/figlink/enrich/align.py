@@ -1,4 +1,4 @@
-"""Attach each panel to its subcaption.
+"""Panels ↔ subcaptions: each panel gets the part of the caption about it.
 
 Order of evidence: (1) the label read in the image matches a caption label; (2) spatial words
 ("left", "top right", …) in a subcaption pick the panel at that place; (3) MedICaT's heuristic for the
@@ -8,6 +8,7 @@ with the remaining subcaptions in caption order, and extra panels take the last 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Optional
 
@@ -59,8 +60,8 @@ def _place_score(p: Panel, words: set[str], panels: list[Panel]) -> float:
 
 
 def align(panels: list[Panel], split: Optional[CaptionSplit]) -> list[Panel]:
-    """Set ``subcaption`` on each panel (in place); returns the panels in reading order."""
-    ordered = reading_order(panels)
+    """The panels in reading order, each a copy with its ``subcaption`` set (the inputs are not modified)."""
+    ordered = [dataclasses.replace(p) for p in reading_order(panels)]
     if split is None or not split.subcaptions:
         return ordered
     by_label = _label_texts(split)
