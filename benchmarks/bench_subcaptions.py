@@ -1,6 +1,6 @@
 """Subcaption splitting against hand-made splits, tune and check side by side (issue 15, row 2).
 
-Data: ``captions/prostate_gold_splits_dev.json`` (92 PMC captions, 371 gold panels). Split: by paper
+Data: ``captions/prostate_gold_splits_dev.json`` (92 PMC captions, 411 gold panels). Split: by paper
 (:func:`figlink.eval.splits.figure_paper_key` of the image name, so every figure of a paper falls in
 one part), md5 even → tune.
 
