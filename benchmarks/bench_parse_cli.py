@@ -85,14 +85,21 @@ def profile(files: list[Path], work: Path) -> None:
         extra = [str(site)]
     e = env()
     e["PYTHONPATH"] = os.pathsep.join([e["PYTHONPATH"]] + extra)
-    report = work / "profile.json"
-    cmd = [sys.executable, "-m", "pyinstrument", "--interval", "0.0005", "-r", "json", "-o", str(report),
+    report = work / "profile.pyisession"
+    cmd = [sys.executable, "-m", "pyinstrument", "--interval", "0.0005", "-r", "session", "-o", str(report),
            "-m", "figlink.cli", "parse", *map(str, files), "--json"]
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e, check=False)
     text_report = REPO / "benchmarks" / "out" / "parse_profile.txt"
     text_report.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pyinstrument", "--load", str(report), "-r", "text", "-o", str(text_report)],
-                   env=e, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for p in extra:
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    from pyinstrument.renderers import ConsoleRenderer
+    from pyinstrument.session import Session
+
+    session = Session.load(str(report)) if report.exists() else None
+    if session is not None:
+        text_report.write_text(ConsoleRenderer(unicode=True, color=False).render(session), encoding="utf-8")
     # start-up: a bare interpreter, and the whole command on one article (imports + one parse)
     one = [sys.executable, "-m", "figlink.cli", "parse", str(files[0]), "--json"]
     t_one = min(wall(one, work / "o")[0] for _ in range(3))
@@ -101,10 +108,8 @@ def profile(files: list[Path], work: Path) -> None:
           f"{text_report.relative_to(REPO)})")
     print(f"  wall of a bare interpreter: {t_py:.3f} s; `figlink parse` of one article: {t_one:.3f} s (start-up "
           f"and imports, one parse)")
-    if report.exists():
-        import json
-
-        print(summarize(json.loads(report.read_text(encoding="utf-8"))))
+    if session is not None:
+        print(summarize(session.root_frame()))
 
 
 # (bucket, predicate on (function, file)); the deepest matching frame on a stack decides the bucket
@@ -119,30 +124,31 @@ _BUCKETS = [
 ]
 
 
-def summarize(session: dict) -> str:
-    """Self time of every profiled frame, put in the bucket of its deepest ancestor-or-self that names one
-    (an import inside the caption stage counts as an import); the rest is the CLI (typer) and glue."""
+def summarize(root) -> str:
+    """Self time of every profiled frame (a pyinstrument ``Frame`` tree), put in the bucket of its deepest
+    ancestor-or-self that names one (an import inside the caption stage counts as an import); the rest
+    is the CLI (typer) and glue."""
     totals: dict[str, float] = {}
 
-    def walk(frame: dict, bucket: str) -> None:
-        fn, path = frame.get("function", ""), frame.get("file_path_short", "") or ""
+    def walk(frame, bucket: str) -> None:
+        fn, path = frame.function or "", frame.file_path_short or ""
         for name, pred in _BUCKETS:
             if pred(fn, path):
                 bucket = name
                 break
-        kids = frame.get("children", [])
-        own = frame.get("time", 0.0) - sum(k.get("time", 0.0) for k in kids)
+        own = frame.time - sum(k.time for k in frame.children)
         totals[bucket] = totals.get(bucket, 0.0) + max(0.0, own)
-        for k in kids:
+        for k in frame.children:
             walk(k, bucket)
 
-    root = session.get("root_frame") or session
+    if root is None:
+        return "  (no samples)"
     walk(root, "CLI, typer and other")
     total = sum(totals.values())
     out = [f"  {'where':<50} {'seconds':>8} {'share':>7}"]
     for name, v in sorted(totals.items(), key=lambda kv: -kv[1]):
         out.append(f"  {name:<50} {v:>8.2f} {100 * v / max(total, 1e-9):>6.1f}%")
-    out.append(f"  {'total (CPU samples)':<50} {total:>8.2f}")
+    out.append(f"  {'total (wall-clock samples)':<50} {total:>8.2f}")
     return "\n".join(out)
 
 
