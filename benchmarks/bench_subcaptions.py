@@ -11,11 +11,11 @@ split does not name scores 0):
   :mod:`figlink.eval.subcaption_gold` removes it (caption tokens that every panel's gold covers) and the
   split is scored on the panel's own and group text only (``label_text``), without its shared text.
 - **as written**: the gold text as given against the split's shared text + the panel's own text (the
-  scoring of ``figlink.text.caption_eval`` and of the issue's 0.937 / 0.896 numbers). Shared text
+  scoring of ``figlink.eval.caption_eval`` and of the issue's 0.937 / 0.896 numbers). Shared text
   dominates long captions, so it forgives text put in the wrong panel.
 
 Baseline (same run): cut at every "(X)"; text before the first label is shared
-(``figlink.text.caption_eval.naive_split``). Target on check: F1 ≥ 0.92.
+(``figlink.eval.caption_eval.naive_split``). Target on check: F1 ≥ 0.92.
 
     python benchmarks/bench_subcaptions.py [--part tune|check|both] [--failures]
 """
@@ -32,7 +32,7 @@ from common import add_part_args, fmt_num, parts_of, require_shared_data, split_
 
 from figlink.eval.splits import split_of  # noqa: E402
 from figlink.eval.subcaption_gold import failure_record, load_prostate, score_as_written, score_strict  # noqa: E402
-from figlink.text.caption_eval import naive_split  # noqa: E402
+from figlink.eval.caption_eval import naive_split  # noqa: E402
 from figlink.text.subcaptions import split_caption  # noqa: E402
 
 

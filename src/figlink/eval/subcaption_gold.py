@@ -12,7 +12,7 @@ from the gold as written: it aligns each panel's gold text to the caption token 
 (:class:`difflib.SequenceMatcher`), marks the caption tokens that *every* panel's gold covers as shared,
 and keeps the rest of the panel's tokens. A split is then scored by :func:`score_strict` on its own and
 group text only (``label_text``), and by :func:`score_as_written` — the gold as written against the
-split's shared text + the panel's text, the scoring of ``figlink.text.caption_eval`` — for comparison.
+split's shared text + the panel's text, the scoring of ``figlink.eval.caption_eval`` — for comparison.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def score_strict(split: CaptionSplit, item: GoldCaption) -> list[float]:
 
 def score_as_written(split: CaptionSplit, item: GoldCaption) -> list[float]:
     """Token F1 per gold panel: the gold as written against shared text + the panel's own text."""
-    from figlink.text.caption_eval import score_split
+    from figlink.eval.caption_eval import score_split
 
     return score_split(split, item.caption, item.panels)
 
