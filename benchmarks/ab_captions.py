@@ -143,7 +143,7 @@ def export(rev: str, into: Path) -> Path:
 def items(stage: str) -> list[str] | None:
     """The captions of ``caption_identity.py`` (for the ``jats`` stage: the dev JATS files), or ``None``
     without the shared data."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path[:0] = [str(REPO / "src"), str(Path(__file__).resolve().parent)]  # this checkout's figlink
     from bench_captions import shared_data
 
     root = shared_data()
