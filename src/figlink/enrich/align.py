@@ -13,9 +13,10 @@ import re
 from typing import Optional
 
 from figlink.model import CaptionSplit, Panel, Subcaption
+from figlink.text import grammar as g
 from figlink.vision.panels import reading_order
 
-_SPATIAL = re.compile(r"\b(top|upper|bottom|lower|left|right|middle|center|centre)\b", re.IGNORECASE)
+_SPATIAL = re.compile(rf"\b({g.words_pattern(tuple(g.PLACE_WORDS))})\b", re.IGNORECASE)
 
 
 def caption_labels(split: Optional[CaptionSplit]) -> list[str]:
@@ -42,8 +43,7 @@ def _label_texts(split: CaptionSplit) -> dict[str, str]:
 def _spatial_words(sub: Subcaption) -> set[str]:
     head = " ".join(sub.labels) + " " + sub.text[:40]
     words = {w.lower() for w in _SPATIAL.findall(head)}
-    return {"top" if w == "upper" else "bottom" if w == "lower" else "middle" if w in ("center", "centre") else w
-            for w in words}
+    return {g.PLACE_WORDS.get(w, w) for w in words}
 
 
 def _place_score(p: Panel, words: set[str], panels: list[Panel]) -> float:

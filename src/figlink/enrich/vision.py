@@ -16,7 +16,6 @@ head) are loaded once per process on first use. Bad images raise :class:`figlink
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
@@ -28,6 +27,7 @@ from figlink.enrich.stage import Enriched
 from figlink.errors import FiglinkError
 from figlink.images import ImageFolder
 from figlink.model import CaptionSplit, Figure, FigureType, OcrText, Panel
+from figlink.text import grammar as g
 from figlink.vision.figtype import is_medical
 from figlink.vision.image_io import ImageLike, read_image, to_gray
 from figlink.vision.labels import read_labels
@@ -56,12 +56,11 @@ class FigureVision:
                 "figure_type": None if self.figure_type is None else self.figure_type.to_dict()}
 
 
-_CAPTION_START = re.compile(r"^\s*(Fig\.?|Figure|FIG\.?|FIGURE)\s*\d", re.IGNORECASE)
 
 
 def caption_remnant_top(texts: list[OcrText], height: int) -> Optional[float]:
     """Top of a caption line ("Figure 4. …") read in the bottom third of the image, if any."""
-    tops = [t.bbox[1] for t in texts if _CAPTION_START.match(t.text) and t.bbox[1] > 0.66 * height]
+    tops = [t.bbox[1] for t in texts if g.CAPTION_OPENER.match(t.text) and t.bbox[1] > 0.66 * height]
     return min(tops) if tops else None
 
 
