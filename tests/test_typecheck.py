@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytest.importorskip("mypy", reason="mypy is not installed (requirements-dev.txt pins it; `make test` installs it)")
+
 REPO = Path(__file__).resolve().parents[1]
 
 
