@@ -353,11 +353,9 @@ def docbank_gold(txt: Path, w: float, h: float) -> tuple[list[Box], list[Box], l
         tokens.append((parts[0], box, parts[9]))
     figs = [b for _, b, lab in tokens if lab == "figure"]
     gold_figs = [_union([figs[i] for i in g]) for g in _components(figs, 0.0)]
-    caps: list[int] = [i for i, t in enumerate(tokens) if t[2] == "caption"]
     gold_caps = []
     texts: list[str] = []
-    for g in _components([tokens[i][1] for i in caps], 8.0):
-        idx = sorted(caps[k] for k in g)
+    for idx in _caption_runs(tokens):
         first = idx[0]
         label = [j for j in range(max(0, first - 3), first)
                  if tokens[j][2] != "caption" and re.match(r"^(fig(ure)?s?\.?|\d+[.:]?|[A-Z]?\d+[.:]?)$", tokens[j][0], re.I)]
@@ -391,6 +389,25 @@ def docbank_gold(txt: Path, w: float, h: float) -> tuple[list[Box], list[Box], l
     merged = [_union(g) for g in groups.values()]
     docbank_gold.caption_texts = texts  # type: ignore[attr-defined]  (read by bench_docbank)
     return gold_figs, merged, gold_caps
+
+
+def _caption_runs(tokens: list[tuple[str, Box, str]]) -> list[list[int]]:
+    """Token indices of each labelled caption: a run of caption tokens in the file's (reading) order, cut
+    where another label comes between or a new "Figure N" starts. (Grouping the tokens by a fixed distance
+    split double-spaced captions into their lines and kept only the first.)"""
+    runs: list[list[int]] = []
+    prev = -2
+    for i, (word, box, lab) in enumerate(tokens):
+        if lab != "caption":
+            continue
+        nxt = tokens[i + 1][0] if i + 1 < len(tokens) else ""
+        opens = (i == prev + 1 and re.match(r"^(fig|figure)\.?$", word, re.I) and re.match(r"^[A-Z]?\d+[.:]?$", nxt)
+                 and box[0] < tokens[prev][1][0] and re.search(r"[.)]$", tokens[prev][0]))  # "Figure N" opening a line
+        if i != prev + 1 or opens or not runs:
+            runs.append([])
+        runs[-1].append(i)
+        prev = i
+    return runs
 
 
 def _nearest_caption(fig: Box, caps: list[Box], reach: float = 80.0) -> int | None:

@@ -78,6 +78,10 @@ class Block:
     open: bool = False  # cut off at the foot of its column in mid-sentence, with no column to go on in
 
     @property
+    def pitch(self) -> float:
+        return median(self.pitches) if self.pitches else 0.0
+
+    @property
     def indices(self) -> list[int]:
         return [i for row in self.rows for i in row]
 
@@ -194,14 +198,15 @@ class Frame:
         return cls(leading(lines), body, margin * height, (1 - margin) * height)
 
 
-def grow(lines: list[Line], start: int, skip: set[int], frame: Frame,
-         stop: Callable[[Line], bool], after_marker: bool = False, label_chars: int = 0) -> Block:
+def grow(lines: list[Line], start: int, skip: set[int], frame: Frame, stop: Callable[[Line], bool],
+         after_marker: bool = False, label_chars: int = 0, pitch: float = 0.0) -> Block:
     """The block that opens with line ``start``: its rows top to bottom.
 
     ``skip`` holds lines taken by other blocks; ``stop`` says which lines open a block of their own (a
     caption label, a heading the caller knows). ``after_marker``: ``start`` is a marker line ("Figure 2
     continued") set apart from the text it introduces, which gives the block its type. ``label_chars``:
     the length of the caption label that opens the first line (its continuation may hang after it).
+    ``pitch``: the line pitch of the block this one carries on (from the column or page before).
     A block that reaches the foot of its column in mid-sentence goes on at the top of the next column
     when that column opens in the block's type; where none does, the block is left ``open``.
     """
@@ -210,6 +215,8 @@ def grow(lines: list[Line], start: int, skip: set[int], frame: Frame,
     blk = Block([[start]], first.box[0], max(first.box[2], first.box[0] + 0.5 * width), first.type_size)
     if label_chars and first.text:
         blk.hang = first.box[0] + width * label_chars / len(first.text)
+    if pitch > 0:
+        blk.pitches.append(pitch)
     taken = set(skip) | {start}
     while True:
         row = blk.rows[-1]
@@ -224,9 +231,9 @@ def grow(lines: list[Line], start: int, skip: set[int], frame: Frame,
             j = None  # only the running feet below: the foot of the column
         if j is None:
             end = max(lines[k].box[2] for k in row)
-            if ends_sentence(" ".join(lines[k].text for k in row)) or end < blk.right - 2 * blk.size:
+            if ends_sentence(" ".join(lines[k].text for k in row)) or end < blk.right - 0.2 * (blk.right - blk.left):
                 return blk  # a finished sentence, or a short last row: the block ends here
-            j = column_start(lines, cur, blk.right - blk.left, taken, frame, right_of=blk.right)
+            j = column_start(lines, cur, blk.left, blk.right - blk.left, taken, frame, right_of=blk.right)
             if j is None or stop(lines[j]):
                 blk.open = j is None
                 return blk
@@ -252,25 +259,26 @@ def grow(lines: list[Line], start: int, skip: set[int], frame: Frame,
         blk.right = max(blk.right, nxt.box[2])
 
 
-def column_start(lines: list[Line], like: Line, width: float, skip: set[int], frame: Frame,
+def column_start(lines: list[Line], like: Line, left: float, width: float, skip: set[int], frame: Frame,
                  right_of: float | None = None) -> int | None:
     """The line that carries on a block cut off in mid-sentence at the foot of a column, or None.
 
-    It is the first line of a column (to the right of ``right_of`` on the same page, anywhere on the next
-    page), set in the type of ``like`` (the block's last line), as wide as the block's rows, and it reads
-    on from an unfinished sentence: it opens in lower case, or the block's type is not the page's body type
-    (a caption's smaller type, which running text does not use).
+    It is the first line of a column: to the right of ``right_of`` on the same page, or, on the next page,
+    at the block's left edge ``left``. It is set in the type of ``like`` (the block's last line), no wider
+    than the block's rows (``width``), and it reads on from an unfinished sentence: it opens in lower case,
+    or the block's type is not the page's body type (a caption's smaller type, which running text does
+    not use).
     """
     best: int | None = None
     for j, ln in enumerate(lines):
         if j in skip or ln.vertical or ln.box[1] < frame.ceiling or ln.box[1] > frame.floor:
             continue
-        if right_of is not None and ln.box[0] < right_of - 2:
+        if ln.box[0] < right_of - 2 if right_of is not None else abs(ln.box[0] - left) > INDENT * like.type_size:
             continue
         if not same_size(ln, like) or (ln.font and like.font and ln.font != like.font):
             continue
-        if abs((ln.box[2] - ln.box[0]) - width) > 0.25 * width:
-            continue  # not a full row of a column as wide as the block's
+        if ln.box[2] - ln.box[0] > 1.25 * width:
+            continue  # wider than the block's rows: another column's text
         if best is None or (ln.box[1], ln.box[0]) < (lines[best].box[1], lines[best].box[0]):
             best = j
     if best is None:

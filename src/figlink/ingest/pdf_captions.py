@@ -31,6 +31,7 @@ class Caption:
     text: str = ""
     continuation: bool = False  # "Figure 1. Continued": the rest of a caption begun on an earlier page
     open_end: bool = False  # cut off in mid-sentence at the foot of the page: it goes on overleaf
+    pitch: float = 0.0  # baseline to baseline, between its lines (0 for one line)
 
     @property
     def box(self) -> Box:
@@ -149,13 +150,14 @@ def find_captions(page: PageContent, carry: Caption | None = None) -> list[Capti
     frame = Frame.of(lines, page.height, MARGIN)
     if carry is not None and carry.open_end:
         last = carry.lines[-1]
-        start = column_start(lines, last, last.box[2] - last.box[0], used, frame)
+        left = min(ln.box[0] for ln in carry.lines[1:] or carry.lines)
+        start = column_start(lines, last, left, max(ln.box[2] for ln in carry.lines) - left, used, frame)
         if start is not None and start not in labels:
-            blk = grow(lines, start, used, frame, _opens_block, after_marker=True)
+            blk = grow(lines, start, used, frame, _opens_block, pitch=carry.pitch)
             used.update(blk.indices)
             text = join_lines([_row_text(lines, row) for row in blk.rows])
             found.append(Caption(carry.key, carry.label, page.index, [lines[k] for k in blk.indices], text, True,
-                                 blk.open))
+                                 blk.open, blk.pitch))
     for i in sorted(labels, key=lambda k: (lines[k].box[1], lines[k].box[0])):
         if i in used or _continues_paragraph(lines, i, frame.lead):
             continue
@@ -168,14 +170,14 @@ def find_captions(page: PageContent, carry: Caption | None = None) -> list[Capti
             used.update(blk.indices)
             texts = [_row_text(lines, row) for row in blk.rows[1:]]
             found.append(Caption(key, label, page.index, [lines[k] for k in blk.indices], join_lines(texts), True,
-                                 blk.open))
+                                 blk.open, blk.pitch))
             continue
         blk = grow(lines, i, used, frame, _opens_block, label_chars=len(lines[i].text) - len(rest))
         used.update(blk.indices)
         first = " ".join([rest] + [lines[k].text for k in blk.rows[0][1:]])
         texts = [first] + [_row_text(lines, row) for row in blk.rows[1:]]
         found.append(Caption(key, label, page.index, [lines[k] for k in blk.indices], join_lines(texts),
-                             open_end=blk.open))
+                             open_end=blk.open, pitch=blk.pitch))
     return found
 
 
