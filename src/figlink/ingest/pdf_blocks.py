@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Callable
 
-from figlink.ingest.pdf_page import Line
+from figlink.ingest.pdf_page import Box, Line
 
 SIZE_SLACK = 0.06  # relative difference of type sizes that still counts as one size
 MAX_LEADING = 3.0  # baseline pitch over type size above which no running text is set (more is a gap)
@@ -26,6 +26,7 @@ FIRST_SLACK = 1.35  # the same for the first row after the opening one, against 
 TOUCHING = 0.3  # of the type size: rows whose boxes are this close belong together (tall inline math)
 INDENT = 0.8  # of the type size: a first-line indent
 _SENTENCE_END = re.compile(r"[.!?:;][\"')\]\u2019\u201d]*$")
+_FULL_STOP = re.compile(r"[.!?][\"')\]\u2019\u201d]*$")
 
 
 def same_size(a: Line, b: Line) -> bool:
@@ -146,21 +147,31 @@ def _hanging(blk: Block, ln: Line) -> bool:
         len(blk.rows) == 1 and blk.hang is not None and abs(ln.box[0] - blk.hang) <= blk.size)
 
 
-def breaks_block(blk: Block, first: Line, cur: Line, nxt: Line, lead: dict[float, float],
+def _pushed_apart(row: list[Line], nxt: Line, excess: float, size: float) -> bool:
+    """True when rows stand ``excess`` further apart than the block's pitch only because tall glyphs (a
+    fraction, a big operator) would otherwise touch: the ink of the two rows is about as close as ever,
+    and the extra space is no more than how far that ink reaches beyond the rows' type."""
+    bottom = max(ln.box[3] for ln in row)
+    reach = (nxt.base - 0.8 * nxt.type_size - nxt.box[1]) + (bottom - (row[0].base + 0.2 * row[0].type_size))
+    return nxt.box[1] - bottom <= TOUCHING * size and excess <= max(0.0, reach) + 0.15 * size
+
+
+def breaks_block(blk: Block, first: Line, row: list[Line], nxt: Line, frame: "Frame",
                  after_marker: bool = False) -> str | None:
-    """Why ``nxt`` (the next row below ``cur``) does not continue the block, or None when it does."""
-    size = blk.size
+    """Why ``nxt`` (the next row below ``row``, its lines left to right) does not continue the block,
+    or None when it does."""
+    size, cur = blk.size, row[0]
     if not same_size(nxt, cur) and not (after_marker and not blk.pitches):
         if not (nxt.size > 0 and abs(nxt.size - size) <= SIZE_SLACK * size + 0.1):
             return "type size"
     pitch = nxt.base - cur.base
-    touching = nxt.box[1] - cur.box[3] <= TOUCHING * size
     if blk.pitches:
-        limit = PITCH_SLACK * median(blk.pitches)
+        expected = median(blk.pitches)
+        limit = PITCH_SLACK * expected
     else:
-        usual = lead.get(round(size, 1), lead.get(0.0, 1.25))
-        limit = (1.8 if after_marker else FIRST_SLACK) * max(1.0, usual) * size
-    if pitch > limit + 0.5 and not touching:
+        expected = max(1.0, frame.lead.get(round(size, 1), frame.lead.get(0.0, 1.25))) * size
+        limit = (1.8 if after_marker else FIRST_SLACK) * expected
+    if pitch > limit + 0.5 and not _pushed_apart(row, nxt, pitch - expected, size):
         return "gap"
     if pitch > MAX_LEADING * size * (1.5 if after_marker else 1.0):
         return "gap"
@@ -175,6 +186,12 @@ def breaks_block(blk: Block, first: Line, cur: Line, nxt: Line, lead: dict[float
         return "indent"
     if indent < -INDENT * size and blk.pitches and not blk.centred:
         return "outdent"
+    if not (after_marker and len(blk.rows) == 1) and not blk.centred and frame.body_type(nxt):
+        right = max(blk.right, nxt.box[2])
+        end = max(ln.box[2] for ln in row)
+        text = " ".join(ln.text for ln in row)
+        if end < right - max(3 * size, 0.15 * (right - blk.left)) and _FULL_STOP.search(text.rstrip()):
+            return "paragraph end"  # a short row that ends a sentence, then a row of running text
     return None
 
 
@@ -187,15 +204,20 @@ class Frame:
     body_size: float
     ceiling: float  # lines above this y are running heads
     floor: float  # lines below this y are running feet and page numbers
+    graphics: list[Box] = field(default_factory=list)  # what is drawn on the page (images, paths)
+
+    def body_type(self, ln: Line) -> bool:
+        """True when ``ln`` is set in the page's body size."""
+        return abs(ln.type_size - self.body_size) <= SIZE_SLACK * self.body_size + 0.1
 
     @classmethod
-    def of(cls, lines: list[Line], height: float, margin: float) -> "Frame":
+    def of(cls, lines: list[Line], height: float, margin: float, graphics: list[Box] | None = None) -> "Frame":
         weights: dict[float, int] = {}
         for ln in lines:
             if not ln.vertical:
                 weights[round(ln.type_size, 1)] = weights.get(round(ln.type_size, 1), 0) + len(ln.text)
         body = max(weights, key=weights.__getitem__) if weights else 0.0
-        return cls(leading(lines), body, margin * height, (1 - margin) * height)
+        return cls(leading(lines), body, margin * height, (1 - margin) * height, list(graphics or []))
 
 
 def grow(lines: list[Line], start: int, skip: set[int], frame: Frame, stop: Callable[[Line], bool],
@@ -225,7 +247,8 @@ def grow(lines: list[Line], start: int, skip: set[int], frame: Frame, stop: Call
         taken.update(mates)
         cur = lines[row[0]]
         j = _below(lines, cur, taken, blk.left, blk.right, blk.size)
-        if j is not None and (stop(lines[j]) or breaks_block(blk, first, cur, lines[j], frame.lead, after_marker)):
+        if j is not None and (stop(lines[j]) or breaks_block(blk, first, [lines[k] for k in row], lines[j], frame,
+                                                             after_marker)):
             if lines[j].box[1] <= frame.floor:
                 return blk
             j = None  # only the running feet below: the foot of the column
@@ -287,10 +310,9 @@ def column_start(lines: list[Line], like: Line, left: float, width: float, skip:
     opening = top.text.lstrip()[:1]
     if opening.isupper() and abs(like.type_size - frame.body_size) <= SIZE_SLACK * like.type_size + 0.1:
         return None  # a new sentence in the body's type: running text, not the rest of the block
-    for ln in lines:  # it must open its column: no text above it there
-        if ln is top or ln.vertical or ln.box[3] > top.box[1] or ln.box[1] < frame.ceiling or len(ln.text) < 20:
-            continue
-        if min(ln.box[2], top.box[2]) - max(ln.box[0], top.box[0]) > 0.5 * (top.box[2] - top.box[0]):
+    above = [ln.box for ln in lines if ln is not top and not ln.vertical] + frame.graphics
+    for b in above:  # it must open its column: nothing drawn or written above it there
+        if b[3] <= top.box[1] + 1 and b[1] >= frame.ceiling and min(b[2], top.box[2]) - max(b[0], top.box[0]) > 0:
             return None
     return best
 

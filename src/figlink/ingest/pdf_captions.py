@@ -147,7 +147,7 @@ def find_captions(page: PageContent, carry: Caption | None = None) -> list[Capti
     labels = {i: lab for i, ln in enumerate(lines) if not ln.vertical and (lab := caption_label(ln.text))}
     if not labels and (carry is None or not carry.open_end):
         return found
-    frame = Frame.of(lines, page.height, MARGIN)
+    frame = Frame.of(lines, page.height, MARGIN, [g.box for g in page.graphics])
     if carry is not None and carry.open_end:
         last = carry.lines[-1]
         left = min(ln.box[0] for ln in carry.lines[1:] or carry.lines)
