@@ -25,8 +25,8 @@ PITCH_SLACK = 1.3  # a row this many times the block's own pitch below the last 
 FIRST_SLACK = 1.35  # the same for the first row after the opening one, against the page's usual pitch
 TOUCHING = 0.3  # of the type size: rows whose boxes are this close belong together (tall inline math)
 INDENT = 0.8  # of the type size: a first-line indent
+WORD_SPACE = 0.6  # of the type size: the widest space between words of a row (a column gutter is wider)
 _SENTENCE_END = re.compile(r"[.!?:;][\"')\]\u2019\u201d]*$")
-_FULL_STOP = re.compile(r"[.!?][\"')\]\u2019\u201d]*$")
 
 
 def same_size(a: Line, b: Line) -> bool:
@@ -109,7 +109,7 @@ def _row_mates(lines: list[Line], row: list[int], skip: set[int], left: float, r
     out = []
     for j in on_row:
         b = lines[j].box
-        if _in_column(lines[j], left, right, size) or (b[2] > reach and b[0] <= reach + 1.5 * size):
+        if _in_column(lines[j], left, right, size) or (b[2] > reach and b[0] <= reach + WORD_SPACE * size):
             out.append(j)  # within the column, or running on from the row's end (past the first row's edge)
             reach = max(reach, b[2])
     return out
@@ -147,15 +147,6 @@ def _hanging(blk: Block, ln: Line) -> bool:
         len(blk.rows) == 1 and blk.hang is not None and abs(ln.box[0] - blk.hang) <= blk.size)
 
 
-def _pushed_apart(row: list[Line], nxt: Line, excess: float, size: float) -> bool:
-    """True when rows stand ``excess`` further apart than the block's pitch only because tall glyphs (a
-    fraction, a big operator) would otherwise touch: the ink of the two rows is about as close as ever,
-    and the extra space is no more than how far that ink reaches beyond the rows' type."""
-    bottom = max(ln.box[3] for ln in row)
-    reach = (nxt.base - 0.8 * nxt.type_size - nxt.box[1]) + (bottom - (row[0].base + 0.2 * row[0].type_size))
-    return nxt.box[1] - bottom <= TOUCHING * size and excess <= max(0.0, reach) + 0.15 * size
-
-
 def breaks_block(blk: Block, first: Line, row: list[Line], nxt: Line, frame: "Frame",
                  after_marker: bool = False) -> str | None:
     """Why ``nxt`` (the next row below ``row``, its lines left to right) does not continue the block,
@@ -171,7 +162,8 @@ def breaks_block(blk: Block, first: Line, row: list[Line], nxt: Line, frame: "Fr
     else:
         expected = max(1.0, frame.lead.get(round(size, 1), frame.lead.get(0.0, 1.25))) * size
         limit = (1.8 if after_marker else FIRST_SLACK) * expected
-    if pitch > limit + 0.5 and not _pushed_apart(row, nxt, pitch - expected, size):
+    touching = nxt.box[1] - max(ln.box[3] for ln in row) <= TOUCHING * size  # tall inline math pushes rows apart
+    if pitch > limit + 0.5 and not touching:
         return "gap"
     if pitch > MAX_LEADING * size * (1.5 if after_marker else 1.0):
         return "gap"
@@ -186,12 +178,6 @@ def breaks_block(blk: Block, first: Line, row: list[Line], nxt: Line, frame: "Fr
         return "indent"
     if indent < -INDENT * size and blk.pitches and not blk.centred:
         return "outdent"
-    if not (after_marker and len(blk.rows) == 1) and not blk.centred and frame.body_type(nxt):
-        right = max(blk.right, nxt.box[2])
-        end = max(ln.box[2] for ln in row)
-        text = " ".join(ln.text for ln in row)
-        if end < right - max(3 * size, 0.15 * (right - blk.left)) and _FULL_STOP.search(text.rstrip()):
-            return "paragraph end"  # a short row that ends a sentence, then a row of running text
     return None
 
 
@@ -205,10 +191,6 @@ class Frame:
     ceiling: float  # lines above this y are running heads
     floor: float  # lines below this y are running feet and page numbers
     graphics: list[Box] = field(default_factory=list)  # what is drawn on the page (images, paths)
-
-    def body_type(self, ln: Line) -> bool:
-        """True when ``ln`` is set in the page's body size."""
-        return abs(ln.type_size - self.body_size) <= SIZE_SLACK * self.body_size + 0.1
 
     @classmethod
     def of(cls, lines: list[Line], height: float, margin: float, graphics: list[Box] | None = None) -> "Frame":
