@@ -107,7 +107,20 @@ def test_a_caption_cut_off_at_the_foot_of_a_page_goes_on_overleaf(tmp_path: Path
     assert "Taken together" not in fig.caption
 
 
-@pytest.mark.parametrize("kind", ["indented paragraph", "heading", "float gap"])
+def test_a_raised_run_between_two_runs_keeps_its_row_whole() -> None:
+    # the runs of one caption row of an arXiv page ("… d → s(γ" "(∗) , Z∗" ") processes."): the middle run
+    # holds a raised exponent, so its box starts higher than the row's other runs
+    from figlink.ingest.pdf_page import Line, _merge_segments
+
+    runs = [Line((154.0, 362.1, 365.7, 373.5), "FIG. 3: Feynman diagrams for the d \u2192 s(\u03b3"),
+            Line((366.0, 360.4, 396.5, 373.5), "(\u2217) , Z\u2217"),
+            Line((397.0, 362.1, 451.4, 373.5), ") processes.")]
+    [row] = _merge_segments(runs)
+    assert row.text == "FIG. 3: Feynman diagrams for the d \u2192 s(\u03b3(\u2217) , Z\u2217) processes."
+    assert row.box == (154.0, 360.4, 451.4, 373.5)
+
+
+@pytest.mark.parametrize("kind", ["indented paragraph", "heading", "float gap", "table caption"])
 def test_a_caption_stops_at_the_paragraph_or_heading_below_it(tmp_path: Path, kind: str) -> None:
     # caption and running text in one face and size (as in LaTeX), 12 points a line
     page = Page().figure(72, 60, 540, 300)
@@ -118,6 +131,9 @@ def test_a_caption_stops_at_the_paragraph_or_heading_below_it(tmp_path: Path, ki
     elif kind == "heading":
         page.text(72, y + 4, "2 Results", size=12, font="Times-Bold")
         page.lines(72, y + 20, BODY, size=10, pitch=12, font="Times-Roman")
+    elif kind == "table caption":  # a table set right under the figure, its caption first
+        page.lines(72, y, ["Table 1. Strains and plasmids used in this study.", "Strain  Genotype  Source"],
+                   size=10, pitch=12, font="Times-Roman")
     else:  # the space LaTeX leaves between a float and the text
         page.lines(72, y + 14, BODY, size=10, pitch=12, font="Times-Roman")
     text = _only(page_figures(write_pdf(tmp_path / "stop.pdf", [page]), 0, Options(layout=False)))

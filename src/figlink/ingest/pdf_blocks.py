@@ -202,12 +202,12 @@ class Frame:
         return cls(leading(lines), body, margin * height, (1 - margin) * height, list(graphics or []))
 
 
-def grow(lines: list[Line], start: int, skip: set[int], frame: Frame, stop: Callable[[Line], bool],
+def grow(lines: list[Line], start: int, skip: set[int], frame: Frame, stop: Callable[[Line, str], bool],
          after_marker: bool = False, label_chars: int = 0, pitch: float = 0.0) -> Block:
     """The block that opens with line ``start``: its rows top to bottom.
 
-    ``skip`` holds lines taken by other blocks; ``stop`` says which lines open a block of their own (a
-    caption label, a heading the caller knows). ``after_marker``: ``start`` is a marker line ("Figure 2
+    ``skip`` holds lines taken by other blocks; ``stop(line, text above)`` says which lines open a block
+    of their own (a caption label, a heading the caller knows). ``after_marker``: ``start`` is a marker line ("Figure 2
     continued") set apart from the text it introduces, which gives the block its type. ``label_chars``:
     the length of the caption label that opens the first line (its continuation may hang after it).
     ``pitch``: the line pitch of the block this one carries on (from the column or page before).
@@ -229,7 +229,8 @@ def grow(lines: list[Line], start: int, skip: set[int], frame: Frame, stop: Call
         taken.update(mates)
         cur = lines[row[0]]
         j = _below(lines, cur, taken, blk.left, blk.right, blk.size)
-        if j is not None and (stop(lines[j]) or breaks_block(blk, first, [lines[k] for k in row], lines[j], frame,
+        above = " ".join(lines[k].text for k in row)
+        if j is not None and (stop(lines[j], above) or breaks_block(blk, first, [lines[k] for k in row], lines[j], frame,
                                                              after_marker)):
             if lines[j].box[1] <= frame.floor:
                 return blk
@@ -239,7 +240,7 @@ def grow(lines: list[Line], start: int, skip: set[int], frame: Frame, stop: Call
             if ends_sentence(" ".join(lines[k].text for k in row)) or end < blk.right - 0.2 * (blk.right - blk.left):
                 return blk  # a finished sentence, or a short last row: the block ends here
             j = column_start(lines, cur, blk.left, blk.right - blk.left, taken, frame, right_of=blk.right)
-            if j is None or stop(lines[j]):
+            if j is None or stop(lines[j], above):
                 blk.open = j is None
                 return blk
             nxt = lines[j]

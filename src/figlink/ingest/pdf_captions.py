@@ -87,9 +87,11 @@ def _continues_paragraph(lines: list[Line], i: int, lead: dict[float, float]) ->
             and not _SENTENCE_END.search(above.text))
 
 
-def _opens_block(line: Line) -> bool:
-    """A line that starts a block of its own: another caption, or an object id after a caption."""
-    return caption_label(line.text) is not None or bool(_END_MARKERS.match(line.text))
+def _opens_block(line: Line, above: str) -> bool:
+    """A line that starts a block of its own, below a row that reads ``above``: another figure caption, a
+    table's (after a finished sentence: "… listed in" + "Table 1." runs on), or an object id."""
+    return (caption_label(line.text) is not None or bool(_END_MARKERS.match(line.text))
+            or (bool(g.OTHER_OPENER.match(line.text)) and bool(_SENTENCE_END.search(above.rstrip()))))
 
 
 def join_lines(texts: list[str]) -> str:

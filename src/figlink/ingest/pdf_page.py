@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ctypes
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
@@ -197,7 +196,7 @@ def _char(code: int) -> str:
 _NOT_INK = (32, 0xA0, 2, 10, 13)
 _ITALIC_FLAG = 0x40  # PDF font descriptor flag
 _ITALIC_NAME = re.compile(r"italic|oblique|-it\b|ital", re.I)
-_SAMPLES = 7  # letters sampled per run for its type
+_SAMPLES = 6  # letters sampled per run for its type
 
 
 @dataclass
@@ -211,16 +210,16 @@ class _Type:
 
 
 class _Fonts:
-    """Font name, italic flag and the scale of the text matrix per character, cached by the text object
-    that draws it (a font set at size 1 and scaled by its matrix is common)."""
+    """Font name and italic flag per character, cached by the text object that draws it."""
 
     def __init__(self, textpage: pdfium.PdfTextPage) -> None:
         self.textpage = textpage
-        self.cache: dict[int, tuple[str, bool, float]] = {}
+        self.cache: dict[int, tuple[str, bool]] = {}
         self.buf = ctypes.create_string_buffer(128)
         self.matrix = pdfium_c.FS_MATRIX()
+        self.x, self.y = ctypes.c_double(), ctypes.c_double()
 
-    def of(self, i: int) -> tuple[str, bool, float]:
+    def of(self, i: int) -> tuple[str, bool]:
         obj = pdfium_c.FPDFText_GetTextObject(self.textpage, i)
         key = ctypes.cast(obj, ctypes.c_void_p).value or 0
         got = self.cache.get(key) if key else None
@@ -229,38 +228,42 @@ class _Fonts:
             n = pdfium_c.FPDFText_GetFontInfo(self.textpage, i, self.buf, len(self.buf), ctypes.byref(flags))
             name = self.buf.raw[: max(0, n - 1)].decode("latin-1", "replace") if n > 0 else ""
             name = name.split("+", 1)[1] if len(name) > 7 and name[6] == "+" else name
-            m = self.matrix
-            scale = 1.0
-            if pdfium_c.FPDFText_GetMatrix(self.textpage, i, ctypes.byref(m)):
-                scale = (m.c * m.c + m.d * m.d) ** 0.5 or 1.0
-            got = (name, bool(flags.value & _ITALIC_FLAG) or bool(_ITALIC_NAME.search(name)), scale)
+            got = (name, bool(flags.value & _ITALIC_FLAG) or bool(_ITALIC_NAME.search(name)))
             if key:
                 self.cache[key] = got
         return got
 
+    def size_and_base(self, i: int, top: float) -> tuple[float, float] | None:
+        """The type size of character ``i`` as drawn (its font size times the scale of its text matrix;
+        a font set at size 1 and scaled by the matrix is common) and the y of its baseline."""
+        size = pdfium_c.FPDFText_GetFontSize(self.textpage, i)
+        if size <= 0 or not pdfium_c.FPDFText_GetCharOrigin(self.textpage, i, self.x, self.y):
+            return None
+        m = self.matrix
+        if pdfium_c.FPDFText_GetMatrix(self.textpage, i, ctypes.byref(m)):
+            size *= (m.c * m.c + m.d * m.d) ** 0.5 or 1.0
+        return round(size, 1), top - self.y.value
 
-def _type_of(textpage: pdfium.PdfTextPage, fonts: _Fonts, frame: _Frame, codes: list[int], a: int,
-             b: int) -> _Type:
-    """Size, face and baseline that most sampled letters of the run ``a:b`` share."""
-    letters = [i for i in range(a, b) if codes[i] not in _NOT_INK]
-    if not letters:
-        return _Type()
-    step = max(1, len(letters) // _SAMPLES)
-    x, y = ctypes.c_double(), ctypes.c_double()
-    seen: list[tuple[float, str, bool, float]] = []
-    for i in letters[::step][:_SAMPLES + 1]:
-        size = pdfium_c.FPDFText_GetFontSize(textpage, i)
-        if size <= 0 or not pdfium_c.FPDFText_GetCharOrigin(textpage, i, x, y):
+
+def _type_of(fonts: _Fonts, frame: _Frame, codes: list[int], a: int, b: int) -> _Type:
+    """Size, face and baseline of the type most sampled letters of the run ``a:b`` are set in."""
+    step = max(1, (b - a) // _SAMPLES)
+    seen: list[tuple[float, float, int]] = []
+    for i in range(a, b, step):
+        if codes[i] in _NOT_INK:
             continue
-        name, italic, scale = fonts.of(i)
-        seen.append((round(size * scale, 1), name, italic, frame.top - y.value))
+        got = fonts.size_and_base(i, frame.top)
+        if got is not None:
+            seen.append((got[0], got[1], i))
     if not seen:
         return _Type()
-    votes = Counter((s, f) for s, f, _, _ in seen)
-    (size, font), _ = votes.most_common(1)[0]
-    mine = [t for t in seen if (t[0], t[1]) == (size, font)]
-    bases = sorted(t[3] for t in mine)
-    return _Type(size, font, mine[0][2], bases[len(bases) // 2])
+    votes: dict[float, int] = {}
+    for size, _, _ in seen:
+        votes[size] = votes.get(size, 0) + 1
+    size = max(votes, key=votes.__getitem__)
+    mine = [t for t in seen if t[0] == size]
+    font, italic = fonts.of(mine[0][2])
+    return _Type(size, font, italic, sorted(t[1] for t in mine)[len(mine) // 2])
 
 
 def _em_box(box: Box, kind: _Type, frame: _Frame) -> Box:
@@ -298,7 +301,7 @@ def read_text_lines(page: pdfium.PdfPage, frame: _Frame) -> list[Line]:
                 vertical.append(Line(box, text, vertical=True))
             else:
                 bold = pdfium_c.FPDFText_GetFontWeight(textpage, a) >= 600
-                kind = _type_of(textpage, fonts, frame, codes, a, b)
+                kind = _type_of(fonts, frame, codes, a, b)
                 segs.append(Line(_em_box(box, kind, frame), text, bold=bold, size=kind.size, font=kind.font,
                                  italic=kind.italic, baseline=kind.baseline))
         return _merge_segments(segs) + vertical
