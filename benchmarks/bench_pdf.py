@@ -9,7 +9,10 @@
   labelled figure regions and figure-caption regions found with IoU ≥ 0.7, per labelled box and per
   figure (the boxes of subfigures set side by side over one caption taken together).
 * DocBank also: box recall and precision of figures (adjacent boxes merged) and captions at IoU >= 0.5 and
-  0.7, and caption text WER against the caption's labelled tokens (label prefix dropped on both sides).
+  0.7, and caption text WER against the caption's labelled tokens (label prefix dropped on both sides). A
+  gold caption is the region of its caption-labelled tokens (neighbouring lines joined up to 1.6 token
+  heights apart, so double-spaced captions hold together) with the tokens inside it that DocBank labels
+  otherwise (some symbols and numbers); see ``_caption_groups``.
 * Speed: pages/s per core, seconds per paper (p50/p99), peak memory on a 300-page PDF.
 
 Split (issue 15): eLife by folder name, DocBank by arXiv paper id (``figlink.eval.splits.split_of``); every

@@ -7,7 +7,8 @@ centred one-line caption followed by text below it. A glyph in another font (a s
 superscript) changes none of these, as the row's type is the type most of its letters are set in.
 
 Where a block reaches the foot of its column in mid-sentence, it goes on at the top of the next column
-to its right when that column opens with a row in the block's type.
+to its right, or of the next page (the caller carries it there), when that column opens with a row in the
+block's type that reads on from the unfinished sentence.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ SIZE_SLACK = 0.06  # relative difference of type sizes that still counts as one 
 MAX_LEADING = 3.0  # baseline pitch over type size above which no running text is set (more is a gap)
 PITCH_SLACK = 1.3  # a row this many times the block's own pitch below the last one starts a new block
 FIRST_SLACK = 1.35  # the same for the first row after the opening one, against the page's usual pitch
+MARKER_SLACK = 1.8  # the same for the first row after a marker line ("Figure 2 continued"), set apart
 TOUCHING = 0.3  # of the type size: rows whose boxes are this close belong together (tall inline math)
 INDENT = 0.8  # of the type size: a first-line indent
 WORD_SPACE = 0.6  # of the type size: the widest space between words of a row (a column gutter is wider)
@@ -134,7 +136,9 @@ def _below(lines: list[Line], cur: Line, skip: set[int], left: float, right: flo
         return None
     top = lines[best]  # the row it opens starts with its leftmost piece (a raised exponent can come first)
     for j, ln in enumerate(lines):
-        if j in skip or ln.vertical or ln.box[0] >= lines[best].box[0] or not top.box[1] < _center_y(ln) < top.box[3]:
+        if j in skip or ln.vertical or ln.box[0] >= lines[best].box[0]:
+            continue
+        if not top.box[1] < _center_y(ln) < top.box[3]:
             continue
         if _in_column(ln, left, right, size) and not _fragment(ln, size) and ln.base > cur.base + 0.5 * size:
             best = j
@@ -147,8 +151,7 @@ def _hanging(blk: Block, ln: Line) -> bool:
         len(blk.rows) == 1 and blk.hang is not None and abs(ln.box[0] - blk.hang) <= blk.size)
 
 
-def breaks_block(blk: Block, first: Line, row: list[Line], nxt: Line, frame: "Frame",
-                 after_marker: bool = False) -> str | None:
+def breaks_block(blk: Block, row: list[Line], nxt: Line, frame: "Frame", after_marker: bool = False) -> str | None:
     """Why ``nxt`` (the next row below ``row``, its lines left to right) does not continue the block,
     or None when it does."""
     size, cur = blk.size, row[0]
@@ -161,7 +164,7 @@ def breaks_block(blk: Block, first: Line, row: list[Line], nxt: Line, frame: "Fr
         limit = PITCH_SLACK * expected
     else:
         expected = max(1.0, frame.lead.get(round(size, 1), frame.lead.get(0.0, 1.25))) * size
-        limit = (1.8 if after_marker else FIRST_SLACK) * expected
+        limit = (MARKER_SLACK if after_marker else FIRST_SLACK) * expected
     touching = nxt.box[1] - max(ln.box[3] for ln in row) <= TOUCHING * size  # tall inline math pushes rows apart
     if pitch > limit + 0.5 and not touching:
         return "gap"
@@ -207,8 +210,9 @@ def grow(lines: list[Line], start: int, skip: set[int], frame: Frame, stop: Call
     """The block that opens with line ``start``: its rows top to bottom.
 
     ``skip`` holds lines taken by other blocks; ``stop(line, text above)`` says which lines open a block
-    of their own (a caption label, a heading the caller knows). ``after_marker``: ``start`` is a marker line ("Figure 2
-    continued") set apart from the text it introduces, which gives the block its type. ``label_chars``:
+    of their own (a caption label, a heading the caller knows). ``after_marker``: ``start`` is a marker
+    line ("Figure 2 continued") set apart from the text it introduces, which gives the block its type.
+    ``label_chars``:
     the length of the caption label that opens the first line (its continuation may hang after it).
     ``pitch``: the line pitch of the block this one carries on (from the column or page before).
     A block that reaches the foot of its column in mid-sentence goes on at the top of the next column
@@ -230,14 +234,14 @@ def grow(lines: list[Line], start: int, skip: set[int], frame: Frame, stop: Call
         cur = lines[row[0]]
         j = _below(lines, cur, taken, blk.left, blk.right, blk.size)
         above = " ".join(lines[k].text for k in row)
-        if j is not None and (stop(lines[j], above) or breaks_block(blk, first, [lines[k] for k in row], lines[j], frame,
-                                                             after_marker)):
+        if j is not None and (stop(lines[j], above)
+                              or breaks_block(blk, [lines[k] for k in row], lines[j], frame, after_marker)):
             if lines[j].box[1] <= frame.floor:
                 return blk
             j = None  # only the running feet below: the foot of the column
         if j is None:
             end = max(lines[k].box[2] for k in row)
-            if ends_sentence(" ".join(lines[k].text for k in row)) or end < blk.right - 0.2 * (blk.right - blk.left):
+            if ends_sentence(above) or end < blk.right - 0.2 * (blk.right - blk.left):
                 return blk  # a finished sentence, or a short last row: the block ends here
             j = column_start(lines, cur, blk.left, blk.right - blk.left, taken, frame, right_of=blk.right)
             if j is None or stop(lines[j], above):

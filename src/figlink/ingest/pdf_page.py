@@ -350,4 +350,5 @@ def read_page(page: pdfium.PdfPage, index: int) -> PageContent:
                        lines=read_text_lines(page, frame), graphics=read_graphics(page, frame))
 
 
-__all__ = ["MARGIN", "Box", "Line", "Graphic", "PageContent", "read_page", "union", "area", "intersection", "iou", "gap"]
+__all__ = ["MARGIN", "Box", "Line", "Graphic", "PageContent", "read_page", "union", "area", "intersection", "iou",
+           "gap"]
