@@ -100,10 +100,11 @@ def _space_regions(page: pdfium.PdfPage, content: PageContent, captions: list[Ca
 
 
 def _page_figures(page: pdfium.PdfPage, content: PageContent, opts: Options,
-                  warnings: list[str]) -> list[_Found]:
+                  warnings: list[str], carry: Caption | None = None) -> list[_Found]:
     """Captions of the page with their figure regions: the PDF's own graphics first, then the layout
-    model, then the drawn ink next to the caption, each only for the captions still unmatched."""
-    captions = find_captions(content)
+    model, then the drawn ink next to the caption, each only for the captions still unmatched.
+    ``carry``: a caption of the page before that runs on onto this one."""
+    captions = find_captions(content, carry)
     if not captions:
         return []
     full = body_width(content.lines)
@@ -235,6 +236,7 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
     vocab: Counter[str] = Counter()
     pictures = 0
     heads = RunningHeads()
+    carry: Caption | None = None  # a caption cut off at the foot of the page before
     doi: str | None = None
     title: str | None = None
     image_ref = ""
@@ -268,7 +270,9 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
                 warnings.append(f"page {i + 1}: {content.width:.0f}x{content.height:.0f} points; "
                                 "rendered below the requested resolution")
             taken: list[Box] = []
-            for f in _page_figures(page, content, opts, warnings):
+            found = _page_figures(page, content, opts, warnings, carry)
+            carry = next((f.caption for f in reversed(found) if f.caption.open_end), None)
+            for f in found:
                 cap = f.caption
                 taken.extend(ln.box for ln in cap.lines)
                 if cap.continuation:

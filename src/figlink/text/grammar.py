@@ -183,6 +183,10 @@ MORE_LETTERS = rf"(?:\s*(?:{_LETTER_SEPARATORS})\s*{PANEL_LETTER})+"
 # A line that opens with a figure label: a keyword and a number ("Figure 3.", "Supp. Fig. S2", "Appendix
 # 1—figure 2", "Author response image 1").
 CAPTION_OPENER = re.compile(rf"\s*{KEYWORD.pattern}\s*[SA]?\d", re.I | re.X)
+# A line that opens with the label of another kind of numbered display ("Table 2.", "TABLE IV", "Scheme 1:",
+# "Algorithm 3"): where a figure caption ends.
+OTHER_OPENER = re.compile(r"\s*(?:supplementa(?:l|ry)\s+)?(?:table|scheme|algorithm|chart)\s*[SA]?(?:\d+|[IVX]+\b)",
+                          re.I)
 # What ends a figure label at the start of a caption: "Figure 1.", "Fig. 2:", "Figure 3 |", "Figure 4 —".
 LABEL_END = re.compile(rf"\s*(?:[.:|]|{DASH}(?!\s*figure))?\s*")
 
@@ -228,5 +232,5 @@ __all__ = [
     "label_core", "LONE_LABEL", "LabelForm", "LabelRole",
     "QUALIFIER", "FIGURE_WORD", "KEYWORD", "KEYWORD_INITIALS", "KEYWORD_FORMS", "QUALIFIER_BEFORE", "KEYWORD_BEFORE",
     "FIGURE_NUMBER", "SUPPLEMENT", "ITEM_SEPARATOR", "LETTER_ATTACHED", "LETTER_SPACED", "NEXT_LETTER",
-    "PANEL_LETTER", "MORE_LETTERS", "CAPTION_OPENER", "LABEL_END", "qualifier_prefix", "make_key",
+    "PANEL_LETTER", "MORE_LETTERS", "CAPTION_OPENER", "OTHER_OPENER", "LABEL_END", "qualifier_prefix", "make_key",
 ]
