@@ -9,7 +9,7 @@ VENV := .venv
 REQS := requirements.txt requirements-dev.txt pyproject.toml
 STAMP := $(VENV)/.stamp-$(shell { cat $(REQS); echo "$(PYTHON)"; } | sha1sum | cut -c1-12)
 
-.PHONY: demo test bench setup browser model-matcher
+.PHONY: demo test bench setup browser typecheck model-matcher
 setup: $(STAMP) browser
 
 # Debian's chromium for the web-page tests (Playwright drives it; no browser is ever downloaded).
@@ -36,10 +36,19 @@ demo: $(STAMP)
 test: $(STAMP) browser
 	$(VENV)/bin/python -m pytest
 
-# Every benchmark in turn (each skips cleanly when ../shared/data is absent).
-BENCHES := jats sentences captions pdf vision search engines exports matcher
+# mypy on src/figlink with pyproject.toml's settings (the test suite runs the same check: tests/test_typecheck.py)
+typecheck: $(STAMP)
+	$(VENV)/bin/python -m mypy
+
+# The issue-15 quality benchmarks (tune and check side by side, naive baseline of the same run; see
+# benchmarks/README.md), then the speed and engine benchmarks; each skips cleanly when ../shared/data is
+# absent. About 40 minutes on a 2-core machine. The quality benchmarks take --part and --failures when run
+# by hand (the tune part's failures go to benchmarks/out/).
+BENCH_RUNS := "subcaptions" "medical" "inline_refs" "alignment" "pdf --no-memory" "search --set europepmc" \
+  "parse_cli --profile" "captions" "jats --no-memory" "sentences" "vision" "exports" "engines" "matcher"
 bench: $(STAMP)
-	@for b in $(BENCHES); do echo "== bench_$$b"; $(VENV)/bin/python benchmarks/bench_$$b.py || exit 1; done
+	@for b in $(BENCH_RUNS); do set -- $$b; name=$$1; shift; echo "== bench_$$name $$*"; \
+	  $(VENV)/bin/python benchmarks/bench_$$name.py $$* || exit 1; done
 
 # The default image–text matcher shipped in src/figlink/learn/data/matcher (needs ../shared/data; the
 # features are cached in $FIGLINK_CACHE_DIR or ~/.cache/figlink, the first run OCRs ~3,700 figures).

@@ -155,7 +155,7 @@ def test_cuda_is_refused_clearly_without_a_gpu():
 
 
 def _app() -> typer.Typer:
-    from figlink.learn.cli import embed, train_app
+    from figlink.cli.learn import embed, train_app
 
     app = typer.Typer()
     app.add_typer(train_app, name="train")

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from figlink.enrich.vision import analyze_figure
 from figlink.errors import InputError
-from figlink.vision.analyze import analyze_figure
-from figlink.vision.image_io import load_image
+from figlink.model import Box
+from figlink.vision.image_io import load_image, open_image
 
 
 def _huge_jpeg(path: Path, side: int = 40_000) -> None:
@@ -58,6 +59,37 @@ def test_huge_png_fails_clearly(tmp_path):
     _png_header_only(p, 40_000, 40_000)
     with pytest.raises(InputError, match="too large"):
         load_image(p)
+
+
+def test_the_opener_takes_any_size_and_leaves_pils_limit_alone(tmp_path):
+    import threading
+
+    p = tmp_path / "huge.png"
+    _png_header_only(p, 40_000, 40_000)
+    limit = Image.MAX_IMAGE_PIXELS
+    with open_image(p) as im:
+        assert (im.format, im.size) == ("PNG", (40_000, 40_000))
+    with open_image(p.read_bytes()) as im:
+        assert im.size == (40_000, 40_000)
+    # PIL's own check stays in force for everyone else, even while figlink opens huge images on other threads
+    stop = threading.Event()
+
+    def open_huge_images() -> None:
+        while not stop.is_set():
+            open_image(p).close()
+
+    workers = [threading.Thread(target=open_huge_images) for _ in range(2)]
+    for w in workers:
+        w.start()
+    try:
+        for _ in range(200):
+            with pytest.raises(Image.DecompressionBombError):
+                Image.open(p)
+            assert Image.MAX_IMAGE_PIXELS == limit
+    finally:
+        stop.set()
+        for w in workers:
+            w.join()
 
 
 def test_one_pixel(tmp_path):
@@ -114,4 +146,4 @@ def test_solid_colour(tmp_path):
     Image.new("RGB", (300, 200), (200, 30, 30)).save(p)
     fv = analyze_figure(p)
     assert len(fv.panels) == 1 and fv.ocr == []
-    assert fv.panels[0].bbox == [0.0, 0.0, 300.0, 200.0]
+    assert fv.panels[0].bbox == Box.pixels((0, 0, 300, 200))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from figlink.enrich.vision import analyze_figure
 from figlink.eval.metrics import iou
 from figlink.model import CaptionSplit, Subcaption
-from figlink.vision.analyze import analyze_figure
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "figures"
 EXPECTED = json.loads((SAMPLES / "expected.json").read_text())
@@ -42,7 +42,7 @@ def test_fig4_panels_match_silver_boxes_and_labels(fig4):
 
 
 def test_fig4_subcaptions_follow_labels(fig4):
-    by_label = {p.label: p.subcaption for p in fig4.panels}
+    by_label = {p.label: fig4.subcaption(p) for p in fig4.panels}
     assert by_label["a"].startswith("Schematic")
     assert by_label["d"].startswith("Mechanical")
 

@@ -14,10 +14,11 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Callable, Optional
 
 import numpy as np
 
+from figlink.corpus import Corpus
 from figlink.index import ann, lexical, store
 from figlink.index.docs import Doc, paper_docs
 from figlink.index.embed import Embedder, default_embedder, default_embedder_name
@@ -38,19 +39,6 @@ class IndexReport:
     panels: int = 0
     seconds: float = 0.0
     dense: Optional[str] = None
-
-
-def corpus_fingerprints(db: sqlite3.Connection) -> dict[str, str]:
-    """paper_id → fingerprint of its stored record."""
-    return {pid: f"{sha}:{at!r}" for pid, sha, at in db.execute("SELECT paper_id, input_sha256, added_at FROM papers")}
-
-
-def _papers(db: sqlite3.Connection, ids: list[str]) -> Iterable[Paper]:
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        q = f"SELECT json FROM papers WHERE paper_id IN ({','.join('?' * len(chunk))}) ORDER BY paper_id"
-        for (js,) in db.execute(q, chunk):
-            yield Paper.from_json(js)
 
 
 def embed_docs(docs: list[Doc], embedder: Embedder) -> list[np.ndarray]:
@@ -77,18 +65,11 @@ def build_index(corpus_dir: str | Path, embedder: Optional[Embedder] = None, *, 
     """
     t0 = time.perf_counter()
     root = store.index_dir(corpus_dir)
-    db_path = Path(corpus_dir) / "corpus.sqlite"
-    if not db_path.exists():
-        raise FileNotFoundError(f"no corpus at {corpus_dir} (expected {db_path.name})")
-    with store.build_lock(root):
-        src = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-        try:
-            return _build(root, src, embedder, full, papers, t0)
-        finally:
-            src.close()
+    with Corpus(corpus_dir, readonly=True) as src, store.build_lock(root):  # FileNotFoundError: no corpus
+        return _build(root, src, embedder, full, papers, t0)
 
 
-def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: bool,
+def _build(root: Path, src: Corpus, emb: Optional[Embedder], full: bool,
            mapper: Optional[Callable[[Paper], Paper]], t0: float) -> IndexReport:
     cur = store.current(root)
     manifest = store.read_manifest(root / cur) if cur else None
@@ -96,7 +77,7 @@ def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: b
     if manifest and (manifest.get("format") != store.FORMAT or manifest.get("dense") != dense_name):
         full = True
     old: dict[str, str] = {} if full or not manifest else manifest["papers"]
-    now = corpus_fingerprints(src)
+    now = src.fingerprints()
     todo = sorted(pid for pid, fp in now.items() if old.get(pid) != fp)
     gone_papers = sorted((set(old) - set(now)) | {p for p in todo if p in old})
     report = IndexReport(version=cur, added=sum(1 for p in todo if p not in old),
@@ -117,11 +98,12 @@ def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: b
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     db = sqlite3.connect(tmp / "lexical.sqlite")
-    if manifest and not full:
-        prev = sqlite3.connect(f"file:{root / cur / 'lexical.sqlite'}?mode=ro", uri=True)
-        prev.backup(db)
-        prev.close()
-        sets = {lv: VectorSet.load(root / cur, lv, with_ann=False) for lv in lexical.LEVELS} if dense_name else {}
+    prev_dir = root / cur if cur and manifest and not full else None  # the version this one extends
+    if prev_dir is not None:
+        prev_db = sqlite3.connect(f"file:{prev_dir / 'lexical.sqlite'}?mode=ro", uri=True)
+        prev_db.backup(db)
+        prev_db.close()
+        sets = {lv: VectorSet.load(prev_dir, lv, with_ann=False) for lv in lexical.LEVELS} if dense_name else {}
     else:
         lexical.create(db)
         sets = {lv: VectorSet.empty(emb.dim) for lv in lexical.LEVELS} if emb is not None else {}
@@ -136,7 +118,7 @@ def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: b
     new_ids: dict[str, list[int]] = {lv: [] for lv in lexical.LEVELS}
     new_vecs: dict[str, list[np.ndarray]] = {lv: [] for lv in lexical.LEVELS}
     for i in range(0, len(todo), BATCH_PAPERS):
-        docs = [d for p in _papers(src, todo[i:i + BATCH_PAPERS]) for d in paper_docs(mapper(p) if mapper else p)]
+        docs = [d for p in src.papers_with_ids(todo[i:i + BATCH_PAPERS]) for d in paper_docs(mapper(p) if mapper else p)]
         ids = lexical.insert(db, docs, next_id)
         next_id += len(docs)
         if emb is not None:
@@ -152,8 +134,8 @@ def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: b
     db.commit()
     db.close()
     for lv, s in sets.items():
-        prev = root / cur / f"{lv}.ann" if manifest and not full else None
-        s.ann = ann.update(prev, s.vec, old_rows[lv], dropped[lv]) if ann.available() else None
+        prev_ann = prev_dir / f"{lv}.ann" if prev_dir is not None else None
+        s.ann = ann.update(prev_ann, s.vec, old_rows[lv], dropped[lv]) if ann.available() else None
         s.save(tmp, lv)
     (tmp / "manifest.json").write_text(json.dumps({
         "format": store.FORMAT, "version": name, "created": time.time(), "dense": dense_name,

@@ -10,6 +10,7 @@ Safe to share between threads.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -76,6 +77,7 @@ class _Version:
     cols: dict[str, dict]
     panels_of: dict[int, list[int]]  # figure doc → its panel docs
     lock: threading.Lock = field(default_factory=threading.Lock)
+    facets: Optional[dict] = None  # computed on first use
 
 
 def _load(root: Path, name: str) -> _Version:
@@ -152,11 +154,6 @@ class Searcher:
             scored["text_dense"] = v.vectors[level].top(qvec, n, f.mask(v.cols[level]))
         return scored
 
-    def _figures(self, v: _Version, query: str, qvec: Optional[np.ndarray], f: Filters, n: int
-                 ) -> list[tuple[int, float, dict[str, int]]]:
-        """Figure documents, best first (weighted score fusion)."""
-        return weighted_scores(self._scored(v, "figure", query, qvec, f, n), FIGURE_WEIGHTS, FIGURE_SCALE)
-
     def stats(self) -> dict:
         v = self.version()
         return {"version": v.name, "figures": v.manifest["counts"]["figure"], "panels": v.manifest["counts"]["panel"],
@@ -165,22 +162,82 @@ class Searcher:
     def search(self, query: str, k: int = 10, level: str = "figure",
                filters: Filters | Mapping[str, Any] | None = None) -> list[Hit]:
         """The best ``k`` documents of ``level`` for ``query``, best first."""
+        return self.search_page(query, k=k, level=level, filters=filters).hits
+
+    def search_page(self, query: str, k: int = 10, level: str = "figure",
+                    filters: Filters | Mapping[str, Any] | None = None, offset: int = 0) -> "Page":
+        """Hits ``offset+1`` to ``offset+k`` of the ranking (``offset + k`` at most ``MAX_K``), and its size.
+
+        Each signal contributes its best ``depth`` candidates, ``depth`` the first of 100, 200, 400, …
+        (at most ``MAX_K``) that covers the page, so the pages within one depth come from one ranking.
+        """
         query, k, level = validate_query(query, k, level)
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_K - k:
+            raise InputError(f"offset must be an integer from 0 to {MAX_K} - k = {MAX_K - k}, not {offset!r}")
         f = filters if isinstance(filters, Filters) else Filters.from_mapping(filters)
         v = self.version()
-        n = max(CANDIDATES, k)
+        n = CANDIDATES
+        while n < offset + k:
+            n *= 2
+        n = min(n, MAX_K)
         emb = self._embedder_for(v)
         qvec = emb.encode([query])[0] if emb is not None else None
+        lists: list[list] = []
         if level == "figure":
-            fused = self._figures(v, query, qvec, f, n)[:k]
+            scored = self._scored(v, "figure", query, qvec, f, n)
+            lists.extend(scored.values())
+            fused = weighted_scores(scored, FIGURE_WEIGHTS, FIGURE_SCALE)
         else:
-            rankings = {name: [d for d, _ in items] for name, items in self._scored(v, "panel", query, qvec, f, n).items()}
-            figs = self._figures(v, query, qvec, f, n)
+            scored = self._scored(v, "panel", query, qvec, f, n)
+            fig_scored = self._scored(v, "figure", query, qvec, f, n)
+            lists.extend([*scored.values(), *fig_scored.values()])
+            rankings = {name: [d for d, _ in items] for name, items in scored.items()}
+            figs = weighted_scores(fig_scored, FIGURE_WEIGHTS, FIGURE_SCALE)
             rankings["figure"] = _panels_by_figure(v, [d for d, _, _ in figs], rrf(rankings, SIGNAL_WEIGHTS))
-            fused = rrf(rankings, SIGNAL_WEIGHTS)[:k]
+            fused = rrf(rankings, SIGNAL_WEIGHTS)
+        mask = f.mask(v.cols[level])
+        allowed = len(v.cols[level]["doc"]) if mask is None else int(mask.sum())
+        # exact when no signal was cut off (nothing else can match) or every allowed document is ranked
+        exact = all(len(items) < n for items in lists) or len(fused) >= allowed
+        total = min(len(fused), MAX_K)
+        page = fused[offset:offset + k]
         with v.lock:
-            rows = lexical.doc_rows(v.db, [d for d, _, _ in fused])
-        return [_hit(i, score, ranks, rows[d]) for i, (d, score, ranks) in enumerate(fused, 1) if d in rows]
+            rows = lexical.doc_rows(v.db, [d for d, _, _ in page])
+        hits = [_hit(i, score, ranks, rows[d]) for i, (d, score, ranks) in enumerate(page, offset + 1) if d in rows]
+        return Page(hits, offset, total, exact and len(fused) <= MAX_K)
+
+    def facets(self) -> dict[str, Any]:
+        """What the figures of the current index can be filtered by: figure types (with counts), the year
+        range, and how many figures are medical, non-medical or unknown, and openly licensed."""
+        v = self.version()
+        if v.facets is None:
+            cols = v.cols["figure"]
+            types = Counter(t for t in cols["figure_type"] if t)
+            years = cols["year"][cols["year"] > 0]
+            v.facets = {
+                "figures": int(len(cols["doc"])),
+                "figure_type": [{"label": t, "figures": c} for t, c in sorted(types.items(), key=lambda x: (-x[1], x[0]))],
+                "year": {"min": int(years.min()), "max": int(years.max())} if len(years) else None,
+                "is_medical": {"true": int((cols["medical"] == 1).sum()), "false": int((cols["medical"] == 0).sum()),
+                               "unknown": int((cols["medical"] < 0).sum())},
+                "open": {"true": int((cols["open"] == 1).sum()), "false": int((cols["open"] == 0).sum())}}
+        return v.facets
+
+
+@dataclass
+class Page:
+    """One page of a ranking: its hits, where it starts, and how many hits the ranking holds (``total``,
+    at most ``MAX_K``; a lower bound unless ``total_exact``)."""
+
+    hits: list[Hit]
+    offset: int
+    total: int
+    total_exact: bool
+
+    @property
+    def next_offset(self) -> Optional[int]:
+        end = self.offset + len(self.hits)
+        return end if end < self.total and self.hits else None
 
 
 def _panels_by_figure(v: _Version, figures: list[int], panels: list[tuple[int, float, dict]]) -> list[int]:

@@ -34,9 +34,9 @@ from PIL import Image
 
 from figlink.errors import FiglinkError, InputError, ParseError
 from figlink.ingest.licenses import normalize_license
-from figlink.model import Figure, InlineRef, License, Paper
+from figlink.model import Figure, InlineRef, License, Paper, Source
 
-SOURCE = "pairs"
+SOURCE: Source = "pairs"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 

@@ -8,7 +8,7 @@ captions, citing texts and OCR texts with MiniLM. A pair whose image is unusable
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, cast
 
 import numpy as np
 
@@ -40,7 +40,7 @@ class Features:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def subset(self, index: Sequence[int]) -> "Features":
+    def subset(self, index: Sequence[int] | np.ndarray) -> "Features":
         idx = np.asarray(index, dtype=np.int64)
         pick = lambda xs: [xs[i] for i in idx]  # noqa: E731
         return replace(self, ids=pick(self.ids), pooled=self.pooled[idx],
@@ -62,7 +62,7 @@ def featurize_pairs(pairs: Sequence[FigurePair], cache: FeatureCache, *, ocr: bo
             bad.append(BadItem(p.where(), str(r)))
         else:
             good.append((p, r))
-    maps = np.stack([r.maps for _, r in good]) if good else np.zeros((0, 192, 7, 7), np.float16)
+    maps = np.stack([cast(np.ndarray, r.maps) for _, r in good]) if good else np.zeros((0, 192, 7, 7), np.float16)
     ocr_text = [ocr_string(r.ocr or []) for _, r in good] if ocr else ["" for _ in good]
     ocr_vec = embed_texts(ocr_text, cache, device)
     captions = [p.caption for p, _ in good]

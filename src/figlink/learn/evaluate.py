@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -80,7 +80,7 @@ def bm25_scores(queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
     return out
 
 
-def bm25_ocr_baseline(texts: Sequence[str], ocr_texts: Sequence[str]) -> dict[str, dict[str, float]]:
+def bm25_ocr_baseline(texts: Sequence[str], ocr_texts: Sequence[str]) -> dict[str, Any]:
     """SciOL's OCR ablation: text → image ranks images by BM25 of their OCR text against the caption;
     image → text ranks captions by BM25 against the image's OCR text."""
     t2i = bm25_scores(texts, ocr_texts)

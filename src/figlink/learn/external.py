@@ -45,8 +45,8 @@ def pixels(im: Image.Image, size: int, mean: Sequence[float], std: Sequence[floa
     side = max(im.size)
     canvas = Image.new("RGB", (side, side), (255, 255, 255))
     canvas.paste(im.convert("RGB"), ((side - im.width) // 2, (side - im.height) // 2))
-    arr = np.asarray(canvas.resize((size, size), Image.BILINEAR), dtype=np.float32) / 255.0
-    arr = (arr - np.asarray(mean, np.float32)) / np.asarray(std, np.float32)
+    scaled = np.asarray(canvas.resize((size, size), Image.Resampling.BILINEAR), dtype=np.float32) / 255.0
+    arr = (scaled - np.asarray(mean, np.float32)) / np.asarray(std, np.float32)
     return torch.from_numpy(arr.transpose(2, 0, 1).copy())
 
 

@@ -39,7 +39,7 @@ def ocr_lines(im: Image.Image) -> list[dict]:
 
     if max(im.size) > OCR_SIDE:
         f = OCR_SIDE / max(im.size)
-        im = im.resize((max(1, round(im.width * f)), max(1, round(im.height * f))), Image.BILINEAR)
+        im = im.resize((max(1, round(im.width * f)), max(1, round(im.height * f))), Image.Resampling.BILINEAR)
     return [{"text": t.text, "bbox": [round(v, 1) for v in t.bbox], "score": t.score}
             for t in read_text(np.asarray(im), ocr=_ocr())]
 

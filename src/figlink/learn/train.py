@@ -146,20 +146,21 @@ def train_matcher(train: Features, val: Optional[Features], config: MatcherConfi
     if model.tail is not None:
         groups.append({"params": list(model.tail.parameters()), "lr": settings.tail_lr})
     opt = torch.optim.AdamW(groups, weight_decay=settings.weight_decay)
-    selecting = val is not None and len(val) > 0
+    held = val if val is not None and len(val) > 0 else None
+    selecting = held is not None
     history: list[dict] = []
     best, best_epoch, best_state = -1.0, 0, None
-    if selecting:
-        metrics = evaluate(model, val, settings.text_mode, settings.device)
+    if held is not None:
+        metrics = evaluate(model, held, settings.text_mode, settings.device)
         best = _score(metrics)
         best_state = copy.deepcopy(model.state_dict())
         history.append({"epoch": 0, "loss": None, "val_score": best, "val": metrics})
     epoch = 0
     for epoch in range(1, settings.epochs + 1):
         loss = _epoch(model, opt, t, len(train), settings, rng, dev)
-        metrics = evaluate(model, val, settings.text_mode, settings.device) if selecting else None
-        score = _score(metrics) if metrics else None
-        history.append({"epoch": epoch, "loss": loss, "val_score": score, "val": metrics})
+        epoch_metrics = evaluate(model, held, settings.text_mode, settings.device) if held is not None else None
+        score = _score(epoch_metrics) if epoch_metrics else None
+        history.append({"epoch": epoch, "loss": loss, "val_score": score, "val": epoch_metrics})
         if score is not None and score > best:
             best, best_epoch, best_state = score, epoch, copy.deepcopy(model.state_dict())
         if log is not None and (epoch % 5 == 0 or epoch == 1):
@@ -172,5 +173,5 @@ def train_matcher(train: Features, val: Optional[Features], config: MatcherConfi
     else:
         best_epoch = epoch
     model = model.cpu().eval()
-    val_final = evaluate(model, val, settings.text_mode) if selecting else {}
+    val_final = evaluate(model, held, settings.text_mode) if held is not None else {}
     return TrainResult(model, best_epoch, epoch, val_final, time.perf_counter() - start, history)

@@ -6,10 +6,10 @@ inside the corpus's ``images/`` folder; nothing from a request is ever joined to
 
 from __future__ import annotations
 
-import io
 import threading
 from pathlib import Path
 from typing import Any, Optional
+from urllib.parse import quote
 
 from figlink.corpus import Corpus
 from figlink.errors import InputError
@@ -20,7 +20,8 @@ IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
 
 
 def figure_url(paper_id: str, figure_id: str) -> str:
-    return f"/api/papers/{paper_id}/figures/{figure_id}"
+    """The API path of a figure; each id percent-encoded as one path segment (any stored id works)."""
+    return f"/api/papers/{quote(paper_id, safe='')}/figures/{quote(figure_id, safe='')}"
 
 
 def panel_record(paper: Paper, fig: Figure, label: str) -> Optional[dict[str, Any]]:
@@ -33,7 +34,7 @@ def panel_record(paper: Paper, fig: Figure, label: str) -> Optional[dict[str, An
     sub, spans = _subcaption(fig, label)
     base = figure_url(paper.paper_id, fig.figure_id)
     return {"paper_id": paper.paper_id, "figure_id": fig.figure_id, "label": label,
-            "bbox": box.bbox if box is not None and len(box.bbox) == 4 else None,
+            "bbox": None if box is None else box.bbox.xyxy(),
             "score": box.score if box is not None else None, "subcaption": sub, "subcaption_spans": spans,
             "inline_refs": [r.to_dict() for r in fig.inline_refs if label in (x.lower() for x in r.panels)],
             "image_url": f"{base}/panels/{label}/image" if box is not None and fig.image else None}
@@ -65,10 +66,14 @@ class CorpusReader:
 
     def image_path(self, fig: Figure) -> Optional[Path]:
         """The figure's image file, only when it is a regular file under ``<corpus>/images``."""
-        if not fig.image:
+        return self.image_file(fig.image)
+
+    def image_file(self, rel: Optional[str]) -> Optional[Path]:
+        """A stored image path (a figure's ``image`` field) as a regular file under ``<corpus>/images``."""
+        if not rel:
             return None
         try:
-            p = self.corpus.image_file(fig.image)
+            p = self.corpus.image_file(rel)
         except InputError:
             return None
         return p if p.suffix.lower() in IMAGE_TYPES else None
@@ -76,16 +81,3 @@ class CorpusReader:
     def close(self) -> None:
         self.corpus.close()
 
-
-def crop_png(path: Path, bbox: list[float]) -> Optional[bytes]:
-    """The bbox region of an image as PNG bytes (None when the box falls outside the image)."""
-    from PIL import Image
-
-    with Image.open(path) as im:
-        x0, y0 = max(0, int(bbox[0])), max(0, int(bbox[1]))
-        x1, y1 = min(im.width, int(round(bbox[2]))), min(im.height, int(round(bbox[3])))
-        if x1 <= x0 or y1 <= y0:
-            return None
-        buf = io.BytesIO()
-        im.crop((x0, y0, x1, y1)).save(buf, format="PNG")
-    return buf.getvalue()

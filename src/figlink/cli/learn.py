@@ -1,6 +1,7 @@
 """``figlink train matcher`` and ``figlink embed``: the matcher's command line.
 
 Mounted by :mod:`figlink.cli` (``app.add_typer(train_app, name="train")``, ``app.command("embed")(embed)``).
+torch, the feature extractors and the matcher load inside the commands, so ``figlink --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -8,23 +9,23 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, NoReturn, Optional, cast
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from figlink.cli.common import err, out
 from figlink.errors import FiglinkError
-from figlink.learn.cache import FeatureCache
-from figlink.learn.records import TEXT_MODES
+from figlink.learn.records import TEXT_MODES, BadItem, TextMode
+
+if TYPE_CHECKING:
+    from figlink.learn.cache import FeatureCache
 
 train_app = typer.Typer(no_args_is_help=True, help="Train the learned models on figures with captions.")
-err = Console(stderr=True)
-out = Console()
 
 
-def _fail(msg: str, code: int = 2) -> None:
+def _fail(msg: str, code: int = 2) -> NoReturn:
     err.print(f"[red]error:[/red] {escape(msg)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
@@ -45,13 +46,15 @@ def _require_learn_extra() -> None:
 
 
 def _cache(cache_dir: Optional[Path], no_cache: bool) -> FeatureCache:
+    from figlink.learn.cache import FeatureCache
+
     return FeatureCache.disabled() if no_cache else FeatureCache(cache_dir)
 
 
-def _text_mode(text: str) -> str:
+def _text_mode(text: str) -> TextMode:
     if text not in TEXT_MODES:
         _fail(f"unknown --text {text!r}: choose {' or '.join(TEXT_MODES)}")
-    return text
+    return cast(TextMode, text)
 
 
 def _threads(threads: Optional[int]) -> None:
@@ -109,11 +112,12 @@ def train_matcher_command(
     except ValueError as e:
         _fail(str(e))
     _threads(threads)
-    bad = []
+    bad: list[BadItem] = []
     try:
         if pairs_file is not None:
             pairs, bad = read_pair_file(pairs_file)
         else:
+            assert corpus is not None
             pairs = pairs_from_corpus(corpus)
     except (FiglinkError, FileNotFoundError) as e:
         _fail(str(e))
