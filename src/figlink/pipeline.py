@@ -2,7 +2,8 @@
 (:mod:`figlink.enrich`).
 
 Engines (local processes, Ray) only decide where :func:`process_source` runs; :func:`figlink.builder.build`
-runs it over many sources into a corpus. A source that cannot be parsed raises a
+runs it over many sources into a corpus. A figure-pairs file holds many papers, one per line:
+:func:`process_pair` is the pipeline of one line. A source that cannot be parsed raises a
 :class:`~figlink.errors.FiglinkError`; a figure that an enrich stage cannot handle gets a warning on the paper.
 """
 
@@ -15,6 +16,7 @@ from typing import Optional
 from figlink.enrich import enrich, figure_stages
 from figlink.images import ImageFolder
 from figlink.ingest import parse
+from figlink.ingest.pairs import PairLine, save_pair_image
 from figlink.model import Paper
 
 
@@ -31,4 +33,15 @@ def process_source(path: str | Path, xml: str | Path | None = None, images: Opti
     and enrich it."""
     paper = parse(path, xml=xml, image_root=images.root if images else None,
                   image_prefix=images.prefix if images else "")
+    return enrich(paper, figure_stages(images if options.vision else None))
+
+
+def process_pair(line: PairLine, images: Optional[ImageFolder] = None,
+                 options: PipelineOptions = PipelineOptions()) -> Paper:
+    """One line of a figure-pairs file as a paper with one figure: read it, copy its image to ``images``
+    (as parsing saves other figures' images), and enrich it. Without ``images`` the figure keeps the
+    absolute path of its image and the vision stage is skipped."""
+    paper = line.paper()
+    if images is not None:
+        paper = save_pair_image(paper, images.root, images.prefix)
     return enrich(paper, figure_stages(images if options.vision else None))

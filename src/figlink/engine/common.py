@@ -20,9 +20,10 @@ from typing import Callable, Iterable, Iterator, Optional
 from figlink.corpus import Corpus, file_sha256
 from figlink.errors import FiglinkError
 from figlink.images import ImageFolder
-from figlink.ingest import SUPPORTED_SUFFIXES, source_kind
+from figlink.ingest import SUPPORTED_SUFFIXES, is_pairs_name, source_kind
+from figlink.ingest.pairs import PairLine, pair_id_of, pair_lines
 from figlink.model import Paper
-from figlink.pipeline import PipelineOptions, process_source
+from figlink.pipeline import PipelineOptions, process_pair, process_source
 
 COMMIT_EVERY = 50
 COMMIT_SECONDS = 2.0
@@ -53,6 +54,7 @@ class Task:
     sha256: str
     images: ImageFolder  # where the source's figure images go (the corpus's)
     options: PipelineOptions
+    pair: Optional[PairLine] = None  # a line of a figure-pairs file (``path`` is then ``FILE:LINE``)
 
 
 @dataclass
@@ -99,12 +101,14 @@ def _pair_pdfs(files: list[Path]) -> list[Source]:
 
 def iter_sources(sources: Iterable[str | Path]) -> Iterator[Source]:
     """Files named, and supported files inside folders named (recursively, sorted), with PDFs paired
-    with their XML; missing paths are yielded too, so that the run reports them."""
+    with their XML; missing paths are yielded too, so that the run reports them. In folders, figure-pairs
+    files are those named ``pairs.jsonl`` or ``*.pairs.jsonl``; a ``.jsonl`` named on its own is one too."""
     for s in sources:
         p = Path(s)
         if p.is_dir():
             files = [f for f in sorted(p.rglob("*"))
-                     if f.is_file() and not f.name.startswith(".") and f.name.lower().endswith(SUPPORTED_SUFFIXES)]
+                     if f.is_file() and not f.name.startswith(".")
+                     and (f.name.lower().endswith(SUPPORTED_SUFFIXES) or is_pairs_name(f.name))]
             yield from _pair_pdfs(files)
         else:
             yield Source(p)
@@ -113,6 +117,8 @@ def iter_sources(sources: Iterable[str | Path]) -> Iterator[Source]:
 def run_task(task: Task) -> Result:
     """Parse and enrich one input; every failure becomes a result with its stage, never an exception."""
     try:
+        if task.pair is not None:
+            return Result(task, paper=process_pair(task.pair, images=task.images, options=task.options))
         paper = process_source(task.path, xml=task.xml, images=task.images, options=task.options)
         return Result(task, paper=paper)
     except FiglinkError as e:
@@ -132,15 +138,66 @@ def progress_bar(enabled: bool = True):
                     TimeRemainingColumn(), transient=False, disable=not (enabled and sys.stderr.isatty()))
 
 
+def _record_failure(corpus: Corpus, report: IngestReport, name: str, stage: str, reason: str) -> None:
+    corpus.put_error(name, None, stage, reason)
+    report.failed += 1
+    report.failures.append((name, stage, reason))
+
+
+def _pair_sha256(line: PairLine, record: object) -> str:
+    """A pairs line is done when its bytes and its image's bytes are unchanged."""
+    h = hashlib.sha256(b"pairs\0" + line.raw)
+    image = record.get("image") if isinstance(record, dict) else None
+    if isinstance(image, str) and image.strip():
+        path = Path(line.file).resolve().parent / image.strip()
+        try:
+            h.update(file_sha256(path).encode())
+        except OSError:
+            h.update(b"\0unreadable")  # the task reports why
+    return h.hexdigest()
+
+
+def _plan_pairs(path: Path, done: set[str], images: ImageFolder, options: PipelineOptions, corpus: Corpus,
+                report: IngestReport, seen_ids: set[str]) -> Iterator[Task]:
+    """One task per line of a figure-pairs file not done yet. A line whose figure id repeats an earlier
+    line's (of any pairs file of this run) is an error of that line; a line that is not JSON goes to its
+    task, which reports it."""
+    for line in pair_lines(path):
+        report.seen += 1
+        try:
+            record: object = line.decode()
+        except FiglinkError:
+            record = None
+        pair_id = pair_id_of(record)
+        if pair_id and pair_id in seen_ids:
+            _record_failure(corpus, report, line.name, "parse", f"{pair_id}: id repeats an earlier line")
+            continue
+        seen_ids.add(pair_id)
+        sha = _pair_sha256(line, record)
+        if sha in done:
+            report.skipped += 1
+            continue
+        done.add(sha)
+        yield Task(line.name, None, sha, images, options, pair=line)
+
+
 def plan(sources: Iterable[str | Path], corpus: Corpus, options: PipelineOptions,
          report: IngestReport) -> list[Task]:
-    """The tasks to run: every source not done yet (by content hash). Unreadable and unsupported inputs are
-    recorded as errors (stage ``read``) and committed."""
+    """The tasks to run: every source not done yet (by content hash), and every line of a figure-pairs file
+    not done yet. Unreadable and unsupported inputs are recorded as errors (stage ``read``) and committed."""
     done = corpus.done_hashes()
     images = corpus.image_folder()
     tasks: list[Task] = []
+    pair_ids: set[str] = set()
     for src in iter_sources(sources):
         path = src.path
+        if path.is_file() and source_kind(path) == "pairs":
+            try:
+                tasks.extend(_plan_pairs(path, done, images, options, corpus, report, pair_ids))
+            except (FiglinkError, OSError) as e:
+                report.seen += 1
+                _record_failure(corpus, report, str(path), "read", str(e))
+            continue
         report.seen += 1
         try:
             if not path.exists():
@@ -152,9 +209,7 @@ def plan(sources: Iterable[str | Path], corpus: Corpus, options: PipelineOptions
                 sha = hashlib.sha256(f"{sha}+{file_sha256(src.xml)}".encode()).hexdigest()
         except (OSError, ValueError) as e:
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            corpus.put_error(str(path), None, "read", reason)
-            report.failed += 1
-            report.failures.append((str(path), "read", reason))
+            _record_failure(corpus, report, str(path), "read", reason)
             continue
         if sha in done:
             report.skipped += 1

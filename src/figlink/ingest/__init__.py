@@ -19,6 +19,13 @@ PAIRS_SUFFIXES = (".jsonl",)
 SUPPORTED_SUFFIXES = XML_SUFFIXES + ARCHIVE_SUFFIXES + PDF_SUFFIXES
 
 
+def is_pairs_name(name: str) -> bool:
+    """Whether a file found in a folder is a figure-pairs file: ``pairs.jsonl`` or ``*.pairs.jsonl`` (other
+    ``.jsonl`` files in a folder, such as a corpus's ``errors.jsonl``, are not)."""
+    low = name.lower()
+    return low == "pairs.jsonl" or low.endswith(".pairs.jsonl")
+
+
 def source_kind(path: Path) -> Optional[str]:
     """``"jats"``, ``"package"``, ``"pdf"`` or ``"pairs"`` by name, then by the first bytes; None when unknown."""
     name = path.name.lower()
@@ -72,6 +79,6 @@ def parse(path: str | Path, xml: str | Path | None = None, image_root: Optional[
             raise InputError("PDF ingestion is not available in this build") from None
         return parse_pdf(p, xml=xml, image_root=image_root, image_prefix=image_prefix)
     if kind == "pairs":
-        raise InputError(f"{p.name} is a figure-pairs file (one paper per line): read it with "
-                         "figlink.ingest.pairs.read_pairs")
+        raise InputError(f"{p.name} is a figure-pairs file (one paper per line): ingest it with "
+                         "`figlink ingest`, or read it with figlink.ingest.pairs.read_pairs")
     raise InputError(f"unsupported input type: {p.name} (expected .xml/.nxml, .tar.gz or .pdf)")

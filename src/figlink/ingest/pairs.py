@@ -9,6 +9,9 @@ line (not JSON, no id or image, empty caption, missing or unreadable image, not 
 over PIL's decompression-bomb limit, a repeated id) is one clear error for that line and the others go
 on. Only image headers are read here; decoding happens where pixels are needed.
 
+``figlink ingest`` reads a pairs file line by line too (:func:`pair_lines`, one engine task per line:
+:func:`figlink.pipeline.process_pair`), copying each image into the corpus (:func:`save_pair_image`).
+
 Each paper holds one figure:
 
 - ``paper_id``: the pair id made safe for file names (``[A-Za-z0-9._-]``); when that changed it, the
@@ -25,8 +28,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shutil
 import warnings
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -78,7 +84,8 @@ def pair_to_paper(record: Any, base: Path) -> Paper:
     """One decoded pairs line as a Paper; ``base`` is the folder its image path is relative to."""
     if not isinstance(record, dict):
         raise ParseError("line is not a JSON object")
-    pair_id = _text(record.get("id"), "id") or _text(record.get("image"), "image")
+    _text(record.get("id"), "id")
+    pair_id = pair_id_of(record)
     if not pair_id:
         raise ParseError("line has neither an id nor an image")
     caption = _text(record.get("caption"), "caption")
@@ -105,41 +112,95 @@ def pair_to_paper(record: Any, base: Path) -> Paper:
                  journal=_text(record.get("source"), "source") or None, license=license_, figures=[figure])
 
 
-def read_pairs(path: str | Path) -> Iterator[tuple[int, Paper | FiglinkError]]:
-    """``(line number, Paper or the error of that line)`` for every non-blank line of a pairs file.
+@dataclass(frozen=True)
+class PairLine:
+    """One non-blank line of a pairs file, as read: the file, its 1-based line number and its bytes."""
 
-    A file that cannot be opened raises :class:`InputError` (there is no line to blame).
-    """
+    file: str
+    lineno: int
+    raw: bytes
+
+    @property
+    def name(self) -> str:
+        """``FILE:LINE``, the name the line is reported and recorded under."""
+        return f"{self.file}:{self.lineno}"
+
+    def decode(self) -> Any:
+        """The line's JSON value, or :class:`ParseError` saying why it has none."""
+        try:
+            return json.loads(self.raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise ParseError(f"line is not UTF-8 ({e.reason} at byte {e.start})") from e
+        except json.JSONDecodeError as e:
+            raise ParseError(f"not JSON: {e.msg} at column {e.colno}") from e
+
+    def paper(self) -> Paper:
+        """The line as a Paper (:func:`pair_to_paper`), its image path read relative to the file."""
+        return pair_to_paper(self.decode(), Path(self.file).resolve().parent)
+
+
+def pair_lines(path: str | Path) -> Iterator[PairLine]:
+    """Every non-blank line of a pairs file. A file that cannot be opened raises :class:`InputError`."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"no such pairs file: {p}")
-    base = p.resolve().parent
-    seen: set[str] = set()
     try:
         f = p.open("rb")
     except OSError as e:
         raise InputError(f"cannot open {p}: {e.strerror or e}") from e
     with f:
         for lineno, raw in enumerate(f, 1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as e:
-                yield lineno, ParseError(f"line is not UTF-8 ({e.reason} at byte {e.start})")
-                continue
-            except json.JSONDecodeError as e:
-                yield lineno, ParseError(f"not JSON: {e.msg} at column {e.colno}")
-                continue
-            try:
-                paper = pair_to_paper(record, base)
-            except FiglinkError as e:
-                yield lineno, e
-                continue
-            fid = paper.figures[0].figure_id
-            if fid in seen:
-                yield lineno, ParseError(f"{fid}: id repeats an earlier line")
-                continue
-            seen.add(fid)
-            yield lineno, paper
+            if raw.strip():
+                yield PairLine(str(p), lineno, raw.rstrip(b"\r\n"))
 
+
+def pair_id_of(record: Any) -> str:
+    """The id a decoded line names its figure by (its ``id``, else its ``image``); "" when it has none."""
+    if not isinstance(record, dict):
+        return ""
+    for key in ("id", "image"):
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def save_pair_image(paper: Paper, image_root: Path, image_prefix: str = "") -> Paper:
+    """Copy the figure image of a pairs paper (``Figure.image`` absolute, as :func:`pair_to_paper` leaves
+    it) to ``image_root/<paper_id>/<file>`` and name it ``image_prefix + "<paper_id>/<file>"``, as the
+    other readers save figure images. The copy is written under a temporary name and renamed into place."""
+    figure = paper.figures[0]
+    src = Path(figure.image or "")
+    name = _UNSAFE.sub("_", src.name).strip("._") or f"figure{src.suffix}"
+    folder = Path(image_root) / paper.paper_id
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{name}.tmp"
+    try:
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, folder / name)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"{figure.figure_id}: cannot copy image {src.name}: {e.strerror or e}") from e
+    saved = replace(figure, image=f"{image_prefix}{paper.paper_id}/{name}")
+    return replace(paper, figures=[saved])
+
+
+def read_pairs(path: str | Path) -> Iterator[tuple[int, Paper | FiglinkError]]:
+    """``(line number, Paper or the error of that line)`` for every non-blank line of a pairs file; a
+    figure id that repeats an earlier line's is an error of the later line.
+
+    A file that cannot be opened raises :class:`InputError` (there is no line to blame).
+    """
+    seen: set[str] = set()
+    for line in pair_lines(path):
+        try:
+            paper = line.paper()
+        except FiglinkError as e:
+            yield line.lineno, e
+            continue
+        fid = paper.figures[0].figure_id
+        if fid in seen:
+            yield line.lineno, ParseError(f"{fid}: id repeats an earlier line")
+            continue
+        seen.add(fid)
+        yield line.lineno, paper
