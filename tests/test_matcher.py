@@ -231,15 +231,13 @@ class _TinyTextTower(torch.nn.Module):
         return (self.emb(ids) * m).sum(1) / m.sum(1).clamp(min=1.0)
 
 
-def test_local_exported_model_behind_the_model_option(tmp_path):
-    """A bigger local model (here a tiny one built in the test) exported with torch.export + a tokenizers
-    tokenizer.json loads through the same --model option and embeds the pairs."""
+def _tiny_exported_model(tmp_path: Path, pairs, dim: int = 16):
+    """A tiny two-tower model exported with torch.export + a word-level tokenizer.json; the manifest says
+    ``dim`` (the towers give 16)."""
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
-    from figlink.learn.external import pixels, write_exported_model
-    from figlink.vision.image_io import load_image
+    from figlink.learn.external import write_exported_model
 
-    pairs, _ = read_pair_file(PAIRS)
     words = sorted({w for p in pairs[:4] for w in p.caption.lower().split()})
     vocab = {"[PAD]": 0, "[UNK]": 1, **{w: i + 2 for i, w in enumerate(words)}}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
@@ -257,8 +255,18 @@ def test_local_exported_model_behind_the_model_option(tmp_path):
     text_program = torch.export.export(text_tower, (ids, torch.ones_like(ids)), dynamic_shapes=({0: batch}, {0: batch}))
     torch.export.save(text_program, str(tmp_path / "text.pt2"))
     folder = write_exported_model(tmp_path / "model", tmp_path / "image.pt2", tmp_path / "text.pt2",
-                                  tmp_path / "tokenizer.json", dim=16, image_size=32, max_tokens=12)
+                                  tmp_path / "tokenizer.json", dim=dim, image_size=32, max_tokens=12)
+    return folder, tok, image_tower, text_tower
 
+
+def test_local_exported_model_behind_the_model_option(tmp_path):
+    """A bigger local model (here a tiny one built in the test) exported with torch.export + a tokenizers
+    tokenizer.json loads through the same --model option and embeds the pairs."""
+    from figlink.learn.external import pixels
+    from figlink.vision.image_io import load_image
+
+    pairs, _ = read_pair_file(PAIRS)
+    folder, tok, image_tower, text_tower = _tiny_exported_model(tmp_path, pairs)
     matcher = load_matcher(folder)
     emb = matcher.embed(pairs[:4], "caption", FeatureCache.disabled())
     assert emb.ids == [p.id for p in pairs[:4]] and emb.image.shape == emb.text.shape == (4, 16)
@@ -292,3 +300,80 @@ def test_train_from_a_corpus(elife_corpus, tmp_path, cache):
     manifest = json.loads((model / MANIFEST).read_text())
     assert manifest["training"]["counts"]["train"] == len(pairs)
     assert manifest["training"]["selection"].startswith("1/10 validation slice")  # one article: no groups to hold out
+
+
+def test_local_model_through_the_cli_and_a_mismatched_one_fails_at_load(tmp_path):
+    pairs, _ = read_pair_file(PAIRS)
+    folder, *_ = _tiny_exported_model(tmp_path, pairs)
+    res = CliRunner().invoke(_app(), ["embed", str(PAIRS), "--out", str(tmp_path / "e"), "--model", str(folder),
+                                      "--text", "caption"])
+    assert res.exit_code == 0, res.output
+    assert np.load(tmp_path / "e" / "image.npy").shape == (40, 16)
+    assert (tmp_path / "e" / "ids.txt").read_text().splitlines() == [p.id for p in pairs]
+
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    wrong_folder, *_ = _tiny_exported_model(wrong, pairs, dim=32)  # the towers give 16
+    with pytest.raises(ModelError, match=r"image module gives vectors of shape \(16,\); the manifest says dim=32"):
+        load_matcher(wrong_folder)
+    res = CliRunner().invoke(_app(), ["embed", str(PAIRS), "--out", str(tmp_path / "e2"), "--model",
+                                      str(wrong_folder)])
+    assert res.exit_code == 2 and "the manifest says dim=32" in res.output and not (tmp_path / "e2").exists()
+
+
+def _png_header_only(path: Path, w: int, h: int) -> None:
+    import struct
+    import zlib
+
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))  # noqa: E731
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IEND", b""))
+
+
+def test_bad_inputs_are_one_line_each_and_training_and_embedding_go_on(tmp_path, cache):
+    """The issue's bad inputs in one pairs file: a missing image, a file that is not an image, a
+    40000×40000 image, an empty caption, a line that is not JSON. Each is one `failed:` line naming its
+    line; training and embedding use the other lines."""
+    work = tmp_path / "data"
+    shutil.copytree(SAMPLES / "images", work / "images")
+    (work / "images" / "notes.png").write_text("a text file named like an image")
+    _png_header_only(work / "images" / "huge.png", 40_000, 40_000)
+    good = PAIRS.read_text(encoding="utf-8").splitlines()[:12]
+    bad = {13: json.dumps({"id": "b/missing", "image": "images/gone.jpg", "caption": "A caption."}),
+           14: json.dumps({"id": "b/text", "image": "images/notes.png", "caption": "A caption."}),
+           15: json.dumps({"id": "b/huge", "image": "images/huge.png", "caption": "A caption."}),
+           16: json.dumps({"id": "b/empty", "image": json.loads(good[0])["image"], "caption": ""}),
+           17: '{"id": "b/cut", "image": "images/x.jpg", "capt'}
+    (work / "pairs.jsonl").write_text("\n".join(good + list(bad.values())) + "\n", encoding="utf-8")
+    words = {13: "b/missing: image not found", 14: "b/text: not a readable image: notes.png",
+             15: "b/huge: image too large: huge.png", 16: "b/empty: empty caption", 17: "not JSON"}
+
+    def failed_lines(output: str) -> dict[int, str]:
+        found = {}
+        for line in output.splitlines():
+            if line.startswith("failed: "):
+                n = int(line.split("line ", 1)[1].split(":", 1)[0])
+                assert n not in found, f"line {n} reported twice"
+                found[n] = line
+        return found
+
+    model = tmp_path / "model"
+    res = CliRunner().invoke(_app(), ["train", "matcher", "--pairs", str(work / "pairs.jsonl"), "--out", str(model),
+                                      "--no-ocr", "--epochs", "2", "--cache", str(cache.root), "--threads", "1"])
+    assert res.exit_code == 1, res.output  # bad lines were skipped: trained, but not clean
+    reported = failed_lines(res.output)
+    assert sorted(reported) == sorted(bad)
+    for n, w in words.items():
+        assert w in reported[n], reported[n]
+    assert json.loads((model / MANIFEST).read_text())["training"]["counts"]["train"] == len(good)
+
+    out = tmp_path / "emb"
+    res = CliRunner().invoke(_app(), ["embed", str(work / "pairs.jsonl"), "--out", str(out), "--model", str(model),
+                                      "--no-ocr", "--cache", str(cache.root)])
+    assert res.exit_code == 1
+    reported = failed_lines(res.output)
+    assert sorted(reported) == sorted(bad)
+    for n, w in words.items():
+        assert w in reported[n], reported[n]
+    assert (out / "ids.txt").read_text().splitlines() == [json.loads(x)["id"] for x in good]
+    assert np.load(out / "image.npy").shape == (len(good), 384)

@@ -72,6 +72,21 @@ class ExportedMatcher:
             raise ModelError(f"{folder}: not a usable exported matcher ({type(e).__name__}: {e})") from e
         self.tokenizer.enable_truncation(self.max_tokens)
         self.tokenizer.enable_padding(length=self.max_tokens)
+        self._check(folder)
+
+    def _check(self, folder: Path) -> None:
+        """Run both towers once on blank input, so a module that does not fit the manifest (other image size,
+        other width, other inputs) fails at load with a message saying so, not in the middle of a batch."""
+        white = Image.new("RGB", (self.size, self.size), (255, 255, 255))
+        for tower, run in (("image", lambda: self.encode_images([white])), ("text", lambda: self.encode_texts(["a"]))):
+            try:
+                got = run()
+            except Exception as e:  # an exported program raises many kinds on a shape it was not made for
+                raise ModelError(f"{folder}: the {tower} module does not run on the manifest's input "
+                                 f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from e
+            if got.shape != (1, self.dim):
+                raise ModelError(f"{folder}: the {tower} module gives vectors of shape {tuple(got.shape)[1:]}; "
+                                 f"the manifest says dim={self.dim}")
 
     @torch.no_grad()
     def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
