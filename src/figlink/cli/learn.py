@@ -199,3 +199,36 @@ def embed(pairs_file: Path = typer.Argument(..., help="Figure-pairs JSONL file."
     err.print(f"embedded {n} figures ({len(failed)} failed) → {out_dir} (d={result.image.shape[1]}, "
               f"{n / seconds if seconds > 0 else 0:.1f} figures/s)", highlight=False)
     raise typer.Exit(1 if failed else 0)
+
+
+def image_search(image: Path, corpus: Path, k: int, as_json: bool) -> None:
+    """``figlink search --image IMG``: the figures nearest to an image under the shipped matcher (the corpus's
+    new figures are embedded first, once)."""
+    import json
+    import sys
+
+    from figlink.corpus import Corpus
+
+    _require_learn_extra()
+    from figlink.learn.image_search import hit_records, search_by_image
+
+    if not Corpus.exists(corpus):
+        _fail(f"no corpus at {corpus}")
+    if not 1 <= k <= 1000:
+        _fail(f"-k must be 1-1000, not {k}")
+    try:
+        hits = hit_records(corpus, search_by_image(corpus, image, k=k))
+    except FiglinkError as e:
+        _fail(str(e))
+    if as_json:
+        sys.stdout.write(json.dumps({"image": str(image), "level": "figure", "k": k, "hits": hits},
+                                    ensure_ascii=False) + "\n")
+        return
+    t = Table(title=f"figures nearest to {image.name}", title_justify="left")
+    for col in ("rank", "score", "paper", "figure", "caption"):
+        t.add_column(col, overflow="fold")
+    for h in hits:
+        cap = h["caption"]
+        t.add_row(str(h["rank"]), f"{h['score']:.4f}", h["paper_id"], h["label"] or h["figure_id"],
+                  (cap[:100] + "…") if len(cap) > 100 else cap)
+    out.print(t)

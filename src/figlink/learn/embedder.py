@@ -8,37 +8,20 @@ that ships in the package (``figlink/learn/data/matcher``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Protocol, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from figlink.learn.cache import FeatureCache
 from figlink.learn.dataset import featurize_pairs
+from figlink.learn.embeddings import KIND, Embeddings, Matcher
 from figlink.learn.matcher import DualEncoder, MatcherConfig
-from figlink.learn.records import TextMode
 from figlink.learn.model_dir import WEIGHTS, ModelError, read_manifest, write_model_dir
-from figlink.learn.records import BadItem, FigurePair
+from figlink.learn.records import FigurePair, TextMode
 
-KIND = "matcher"
 BACKEND = "dual-encoder"
 DEFAULT_MODEL = Path(__file__).with_name("data") / "matcher"
-
-
-@dataclass
-class Embeddings:
-    ids: list[str]
-    image: np.ndarray  # (n, d) float32, unit rows
-    text: np.ndarray  # (n, d) float32, unit rows
-    bad: list[BadItem]
-
-
-class Matcher(Protocol):
-    dim: int
-
-    def embed(self, pairs: Sequence[FigurePair], text_mode: TextMode, cache: FeatureCache,
-              device: str = "cpu", ocr: bool = True) -> Embeddings: ...
 
 
 class DualEncoderMatcher:

@@ -25,7 +25,7 @@ from PIL import Image
 
 from figlink.errors import FiglinkError
 from figlink.learn.cache import FeatureCache
-from figlink.learn.embedder import KIND, Embeddings
+from figlink.learn.embeddings import KIND, Embeddings
 from figlink.learn.records import TextMode
 from figlink.learn.model_dir import ModelError, write_model_dir
 from figlink.learn.records import BadItem, FigurePair
