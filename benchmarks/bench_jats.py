@@ -27,7 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import REPO, ingest_peak, latency_row, print_table, require_shared_data, timed  # noqa: E402
 
-from figlink.ingest.jats import _norm, parse_jats, parse_xml_bytes  # noqa: E402
+from figlink.ingest.jats import parse_jats, parse_xml_bytes  # noqa: E402
+from figlink.ingest.jats_xml import collapse_ws  # noqa: E402
 
 
 def quality(files: list[Path]) -> tuple[list[list[str]], list[str]]:
@@ -50,7 +51,7 @@ def quality(files: list[Path]) -> tuple[list[list[str]], list[str]]:
                 anc = anc.getparent()
             if anc is not None:
                 continue  # a figure caption citing a figure is not a body sentence
-            xt = _norm("".join(x.itertext()))
+            xt = collapse_ws("".join(x.itertext()))
             for r in rids:
                 n_x += 1
                 refs = [ref for ref in by_id[r].inline_refs if xt in ref.text] if r in by_id else []

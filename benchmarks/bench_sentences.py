@@ -18,7 +18,8 @@ from common import REPO, print_table, require_shared_data  # noqa: E402
 
 import pysbd  # noqa: E402
 
-from figlink.ingest.jats import _block_text, _blocks, parse_xml_bytes  # noqa: E402
+from figlink.ingest.jats_refs import block_text, text_blocks  # noqa: E402
+from figlink.ingest.jats_xml import parse_xml_bytes  # noqa: E402
 from figlink.text.sentences import sentence_at, sentence_spans  # noqa: E402
 
 
@@ -89,9 +90,9 @@ def main() -> None:
     for f in files:
         root, _ = parse_xml_bytes(f.read_bytes())
         ids = {fig.get("id"): 0 for fig in root.iter("fig") if fig.get("id")}
-        for b in _blocks(root):
+        for b in text_blocks(root):
             breaks: list[int] = []
-            text, xrefs = _block_text(b, ids, breaks)
+            text, xrefs = block_text(b, ids, breaks)
             if xrefs:
                 blocks.append((text, [(x.start, x.end) for x in xrefs], breaks, f.name))
     t = time.perf_counter()

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from figlink.ingest.jats import _KEYWORD_BEFORE, _TRAILING_LETTERS, _block_text, _blocks, paper_from_root, \
-    parse_xml_bytes
+from figlink.ingest.jats import paper_from_root, parse_xml_bytes
+from figlink.ingest.jats_refs import TRAILING_LETTERS, block_text, text_blocks
 from figlink.model import CaptionSplit, Paper, Subcaption
+from figlink.text import grammar
 from figlink.text.mentions import find_mentions
 from figlink.text.sentences import sentence_spans
 
@@ -53,10 +54,10 @@ def _citation_cuts(text: str, xrefs) -> list[tuple[int, int]]:
     cuts = []
     for x in xrefs:
         start, end = x.start, x.end
-        m = _KEYWORD_BEFORE.search(text, max(0, start - 30), start)
+        m = grammar.KEYWORD_BEFORE.search(text, max(0, start - 30), start)
         if m:
             start = m.start()
-        t = _TRAILING_LETTERS.match(text, end)
+        t = TRAILING_LETTERS.match(text, end)
         if t:
             end = t.end()
         cuts.append((start, end))
@@ -87,8 +88,8 @@ def build_article(path: Path) -> tuple[Optional[Paper], list[Query]]:
             cited.setdefault(r.text, []).append((f.figure_id, r.panels))
     ids = {fig.get("id"): 0 for fig in root.iter("fig") if fig.get("id")}
     citing = []
-    for b in _blocks(root):
-        text, xrefs = _block_text(b, ids)
+    for b in text_blocks(root):
+        text, xrefs = block_text(b, ids)
         if xrefs:
             citing.append((b, text, xrefs))
     queries: list[Query] = []

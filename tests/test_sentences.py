@@ -46,14 +46,15 @@ def test_sentence_at():
 
 
 def test_finder_agrees_with_full_split_on_real_paragraphs(jats_dir):
-    from figlink.ingest.jats import _block_text, _blocks, parse_xml_bytes
+    from figlink.ingest.jats_refs import block_text, text_blocks
+    from figlink.ingest.jats_xml import parse_xml_bytes
     from figlink.text.sentences import SentenceFinder
 
     root, _ = parse_xml_bytes((jats_dir / "journal.pone.0005723.xml").read_bytes())
     ids = {fig.get("id"): 0 for fig in root.iter("fig")}
     checked = 0
-    for block in _blocks(root):
-        text, xrefs = _block_text(block, ids)
+    for block in text_blocks(root):
+        text, xrefs = block_text(block, ids)
         protect = [(x.start, x.end) for x in xrefs]
         spans = sentence_spans(text, protect)
         finder = SentenceFinder(text, protect)
