@@ -49,7 +49,7 @@ def corpus(tmp_path, monkeypatch, matcher):
     monkeypatch.setenv("FIGLINK_EMBEDDER", "none")
     monkeypatch.setenv("FIGLINK_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(image_search, "load_matcher", lambda: matcher)
-    lines = (SAMPLE / "pairs.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (SAMPLE / "openstax-sample.jsonl").read_text(encoding="utf-8").splitlines()
     src = _pairs(tmp_path / "src", lines[:6])
     report = figlink.build([src], tmp_path / "c", vision=False, progress=False)
     assert report.ingest.ok == 6

@@ -24,7 +24,7 @@ from figlink.learn.records import read_pair_file
 from figlink.learn.train import TrainSettings, encode_all, evaluate, resolve_device, train_matcher
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "pairs"
-PAIRS = SAMPLES / "pairs.jsonl"
+PAIRS = SAMPLES / "openstax-sample.jsonl"
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from figlink.ingest import parse, source_kind
 from figlink.ingest.pairs import paper_id_of, read_pairs
 from figlink.model import Paper
 
-SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "pairs" / "pairs.jsonl"
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "pairs" / "openstax-sample.jsonl"
 
 
 def _png_header_only(path: Path, w: int, h: int) -> None:
