@@ -204,8 +204,9 @@ def embed_speed(args, data: Path, n: int = 100) -> list[list[str]]:
     src = data / "figures" / "openstax" / "pairs.jsonl"
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        lines = [line for line in src.read_text(encoding="utf-8").splitlines()
-                 if json.loads(line)["id"].startswith(OPENSTAX_CHECK_BOOK)][:n]
+        # split on "\n" only: captions hold U+2028, which str.splitlines() would also cut at
+        lines = [line for line in src.read_text(encoding="utf-8").split("\n")
+                 if line.strip() and json.loads(line)["id"].startswith(OPENSTAX_CHECK_BOOK)][:n]
         pairs = Path(tmp) / "pairs.jsonl"
         pairs.write_text("\n".join(json.dumps({**json.loads(x), "image": str(src.parent / json.loads(x)["image"])})
                                    for x in lines) + "\n", encoding="utf-8")
@@ -234,6 +235,7 @@ def main() -> None:
     ap.add_argument("--scratch", default=str(Path(tempfile.gettempdir()) / "figlink-bench-matcher"))
     ap.add_argument("--quick", action="store_true", help="one seed, no cost probes")
     ap.add_argument("--no-embed-speed", action="store_true")
+    ap.add_argument("--costs-only", action="store_true", help="only the cost table (training probe, embed speed)")
     ap.add_argument("--probe-train", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     import torch
@@ -243,6 +245,9 @@ def main() -> None:
         probe_train_main(args)
         return
     data = require_shared_data("the matcher benchmark")
+    if args.costs_only:
+        print_costs(args, data, [])
+        return
     openstax, elife = load_features(args, data)
     train, sets = eval_sets(openstax, elife)
     print(f"train (4 books) {len(train)}, " + ", ".join(f"{k.split(' (')[0]} {len(v)}" for k, v in sets.items()))
@@ -253,12 +258,19 @@ def main() -> None:
     cost = [["choosing the epochs (4-fold, by book) + training one model, cached features",
              f"{np.mean(times):.0f} ± {np.std(times):.0f} s", f"epochs chosen {min(chosen)}-{max(chosen)}",
              f"{len(times)} runs"]]
-    if not args.quick:
-        p = probe_training(args)
-        cost.append(["the same in a child process", f"{p['train_s']:.0f} s",
-                     f"peak RSS {p['peak_rss_mb']:.0f} MB", f"features from cache {p['load_features_s']:.0f} s"])
-        if not args.no_embed_speed:
-            cost += embed_speed(args, data)
+    if args.quick:
+        print_table("Cost on this machine's CPU", ["what", "speed", "detail", "note"], cost)
+    else:
+        print_costs(args, data, cost)
+
+
+def print_costs(args, data: Path, cost: list[list[str]]) -> None:
+    """The training probe (child process: time, peak memory) and `figlink embed` speed, after ``cost``."""
+    p = probe_training(args)
+    cost = cost + [["choosing the epochs + training one model, in a child process", f"{p['train_s']:.0f} s",
+                    f"peak RSS {p['peak_rss_mb']:.0f} MB", f"features from cache {p['load_features_s']:.0f} s"]]
+    if not args.no_embed_speed:
+        cost += embed_speed(args, data)
     print_table("Cost on this machine's CPU", ["what", "speed", "detail", "note"], cost)
 
 
