@@ -29,6 +29,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import REPO, print_table, require_shared_data  # noqa: E402
@@ -201,15 +202,9 @@ def probe_train_main(args) -> None:
 
 def embed_speed(args, data: Path, n: int = 100) -> list[list[str]]:
     """`figlink embed` on n check-book figures with the shipped model: cold (no cache) and warm cache."""
-    src = data / "figures" / "openstax" / "pairs.jsonl"
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        # split on "\n" only: captions hold U+2028, which str.splitlines() would also cut at
-        lines = [line for line in src.read_text(encoding="utf-8").split("\n")
-                 if line.strip() and json.loads(line)["id"].startswith(OPENSTAX_CHECK_BOOK)][:n]
-        pairs = Path(tmp) / "pairs.jsonl"
-        pairs.write_text("\n".join(json.dumps({**json.loads(x), "image": str(src.parent / json.loads(x)["image"])})
-                                   for x in lines) + "\n", encoding="utf-8")
+        pairs = _check_book_pairs(data, Path(tmp), n)
         env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
         cache = Path(tmp) / "cache"
         for label, extra in (("cold (decode, EfficientNet, OCR, MiniLM)", ["--cache", str(cache)]),
@@ -227,6 +222,52 @@ def embed_speed(args, data: Path, n: int = 100) -> list[list[str]]:
     return rows
 
 
+def _check_book_pairs(data: Path, folder: Path, n: Optional[int] = None) -> Path:
+    """The check book's lines (the first ``n``) as a pairs file with absolute image paths."""
+    src = data / "figures" / "openstax" / "pairs.jsonl"
+    # split on "\n" only: captions hold U+2028, which str.splitlines() would also cut at
+    lines = [line for line in src.read_text(encoding="utf-8").split("\n")
+             if line.strip() and json.loads(line)["id"].startswith(OPENSTAX_CHECK_BOOK)][:n]
+    out = folder / "pairs.jsonl"
+    out.write_text("\n".join(json.dumps({**json.loads(x), "image": str(src.parent / json.loads(x)["image"])})
+                             for x in lines) + "\n", encoding="utf-8")
+    return out
+
+
+def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]:
+    """`figlink search --image` on a corpus of the check book (610 figures, ingested without the vision stage):
+    the one-off embedding of the corpus's figures (features from the cache), then per query image, cold
+    (its OCR and EfficientNet not cached): p50 / p99 latency, and how often the figure itself comes first."""
+    import figlink
+    from figlink.learn.embedder import load_matcher
+    from figlink.learn.image_search import embed_query_image, update_figure_vectors
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        pairs = _check_book_pairs(data, Path(tmp))
+        figlink.build([pairs], Path(tmp) / "c", vision=False, index=False, progress=False)
+        matcher = load_matcher()
+        t = time.perf_counter()
+        vectors = update_figure_vectors(Path(tmp) / "c", matcher, FeatureCache(args.cache))
+        rows.append(["search --image: embed the corpus's figures once", f"{time.perf_counter() - t:.0f} s",
+                     f"{len(vectors.keys)} figures", "features from the cache"])
+        lines = [json.loads(x) for x in pairs.read_text(encoding="utf-8").split("\n") if x.strip()]
+        step = max(1, len(lines) // queries)
+        times, first = [], 0
+        for rec in lines[::step][:queries]:
+            t = time.perf_counter()
+            q = embed_query_image(rec["image"], matcher, FeatureCache.disabled())
+            score = vectors.image @ q + vectors.text @ q
+            best = int(np.argmax(score))
+            times.append(time.perf_counter() - t)
+            first += vectors.keys[best][1] == rec["id"]
+        ms = np.array(times) * 1000
+        rows.append(["search --image: one query image, cold", f"p50 {np.percentile(ms, 50):.0f} ms",
+                     f"p99 {np.percentile(ms, 99):.0f} ms", f"{len(ms)} queries; its own figure first in "
+                     f"{first}/{len(ms)}"])
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=5)
@@ -236,6 +277,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="one seed, no cost probes")
     ap.add_argument("--no-embed-speed", action="store_true")
     ap.add_argument("--costs-only", action="store_true", help="only the cost table (training probe, embed speed)")
+    ap.add_argument("--no-train-probe", action="store_true")
+    ap.add_argument("--no-image-search", action="store_true")
     ap.add_argument("--probe-train", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     import torch
@@ -266,11 +309,14 @@ def main() -> None:
 
 def print_costs(args, data: Path, cost: list[list[str]]) -> None:
     """The training probe (child process: time, peak memory) and `figlink embed` speed, after ``cost``."""
-    p = probe_training(args)
-    cost = cost + [["choosing the epochs + training one model, in a child process", f"{p['train_s']:.0f} s",
-                    f"peak RSS {p['peak_rss_mb']:.0f} MB", f"features from cache {p['load_features_s']:.0f} s"]]
+    if not args.no_train_probe:
+        p = probe_training(args)
+        cost = cost + [["choosing the epochs + training one model, in a child process", f"{p['train_s']:.0f} s",
+                        f"peak RSS {p['peak_rss_mb']:.0f} MB", f"features from cache {p['load_features_s']:.0f} s"]]
     if not args.no_embed_speed:
         cost += embed_speed(args, data)
+    if not args.no_image_search:
+        cost += image_search_latency(args, data)
     print_table("Cost on this machine's CPU", ["what", "speed", "detail", "note"], cost)
 
 
