@@ -97,10 +97,10 @@ def place_of(word: str) -> str | None:
 
 # ------------------------------------------------------------------------------------------ panel labels
 
-# One label as written: a letter with up to two primes ("B", "B′"), a roman numeral, two lower-case letters
+# One label as written: a letter or roman numeral with up to two primes ("B", "B′", "ii′"), two lower-case letters
 # (labels past z: "aa") or a number of one or two digits.
 _ROMAN = words_pattern(ROMANS)
-LABEL_ATOM = (rf"(?:[A-Za-z](?![A-Za-z]){PRIME}{{0,2}}|(?:{_ROMAN}|{_ROMAN.upper()})(?![A-Za-z])"
+LABEL_ATOM = (rf"(?:[A-Za-z](?![A-Za-z]){PRIME}{{0,2}}|(?:{_ROMAN}|{_ROMAN.upper()})(?![A-Za-z]){PRIME}{{0,2}}"
               r"|[a-z]{2}(?![A-Za-z])|\d{1,2}(?!\d))")
 # Words between two labels of a list ("A and B", "A to C"), besides commas, semicolons and dashes.
 LABEL_JOIN_WORDS = ("and", "or", "&", "to", "through", "thru")

@@ -252,6 +252,7 @@ def accepted_labels(labels: Iterable[str], max_gap: int = 2) -> set[str]:
     at most ``max_gap``; multi-letter romans (ii, iv) switch i, v and x to roman numerals unless the
     letters already run past h; numbers count only when no letters are found and 1 and 2 are there.
     """
+    labels = list(labels)
     letters: set[int] = set()
     romans: set[str] = set()
     numbers: set[int] = set()
@@ -306,6 +307,8 @@ def accepted_labels(labels: Iterable[str], max_gap: int = 2) -> set[str]:
                     break
                 keep.add(str(n))
                 prev = n
+    # A primed label ("B′", "ii′") is a panel of its own wherever its unprimed label is.
+    keep.update(lab for lab in labels if lab.rstrip(g.PRIMES) != lab and lab.rstrip(g.PRIMES) in keep)
     return keep
 
 

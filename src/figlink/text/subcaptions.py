@@ -33,11 +33,11 @@ _TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
 
 # A sentence that reads like a note about the whole figure.
 _GENERIC_START = re.compile(
-    r"""^\W*(?:the\s+)?(?:scale\s*bars?|bars?\s*(?:[,:=]|represents?|indicates?|are|is)|(?:original\s+)?magnifications?\b|
+    r"""^\W*(?:(?:all|each|both)\s+)?(?:the\s+)?(?:scale\s*bars?|bars?\s*(?:[,:=]|represents?|indicates?|are|is)|(?:original\s+)?magnifications?\b|
         data\s+(?:are|were|is|represent|shown|presented)|values\s+(?:are|were|represent)|
-        results\s+(?:are|were|represent)|error\s+bars|all\b|each\b|both\b|abbreviations?|n\s*=|
+        results\s+(?:are|were|represent)|error\s+bars|abbreviations?|n\s*=|
         p\s*[<=>\u2264]|arrows?\b|arrowheads?\b|asterisks?\b|sections\s+shown|photographs?\b|pictures\b|
-        details?\b|see\b|doi\b|statistical|h\s*&\s*e\s+stain|ha?ematoxylin|the\s+(?:images|panels|photographs|pictures|
+        details?\b|see\b|doi\b|statistical|(?:reproduced|adapted|reprinted|modified|redrawn)\s+(?:with\s+permission\s+)?from\b|courtesy\b|h\s*&\s*e\s+stain|ha?ematoxylin|the\s+(?:images|panels|photographs|pictures|
         micrographs|graphs|data|results|experiments?)\b|images\s+(?:are|were)|experiments\s+were)""",
     re.I | re.X,
 )
@@ -97,7 +97,9 @@ def _segment(ctx: _Ctx) -> None:
         anchors = [t for t in toks if t.role in ("open", "trail")]
         if not anchors:
             refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
-            if refs and not group:
+            if set(refs) - set(group):
+                # A sentence naming panels outside its group is about them, as in the tail (_tail): "In (A)
+                # and (B), arrows mark nuclei." after B's text is about A and B.
                 add((s, e, refs))
             else:
                 free.append((s, e, toks))
@@ -170,6 +172,10 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, .
         tail_labels = last_labels if anchors[-1].role == "trail" else group
         if anchors[-1].role == "trail" and set(last_labels) < set(opener_group):
             tail_labels = opener_group  # "…wild-type (A), unc-116 (B), and … dendrite." → the group
+        elif anchors[-1].role == "trail" and len(trailer_sets) >= 2 and _WORD_CHAR.match(text[c:e].lstrip()):
+            # "Images of tumour (a) and stroma (b) stained for X.": the clause goes on about every panel
+            # its trailers enumerate.
+            tail_labels = tuple(sorted({lab for t in trailer_sets for lab in t}, key=label_order))
         add((c, e, tail_labels))
     if (sub_only or sub_openers) and opener_group:
         group = opener_group  # sub-labels describe their sentence only
@@ -225,6 +231,19 @@ def _tail(ctx: _Ctx, free: list[tuple[int, int, list[Tok]]], labels: tuple[str, 
         if not shared and _is_generic(ctx.text[s:e]):
             shared = True
         ctx.pieces.append((s, e, () if shared else labels))
+
+
+def _about_all_is_shared(pieces: list[_Span], tokens: list[Tok]) -> list[_Span]:
+    """Pieces about every panel the caption names become shared ("Expression of X (A–D).", "Arrows mark
+    the same cells in (a) and (b)."), with the label tokens that name them all: MedICaT's subcaption
+    leaves out what describes all panels. Kept as they are when no piece would be left about fewer
+    panels (the labels then only list the panels)."""
+    every = {lab for _, _, labels in pieces for lab in labels}
+    if len(every) < 2 or not any(labels and set(labels) < every for _, _, labels in pieces):
+        return pieces
+    out: list[_Span] = [(s, e, () if set(labels) == every else labels) for s, e, labels in pieces]
+    out += [(t.start, t.end, ()) for t in tokens if t.role != "ref" and set(t.labels) == every]
+    return out
 
 
 def _trim(text: str, a: int, b: int) -> tuple[int, int]:
@@ -353,7 +372,7 @@ def split_caption(caption: str) -> CaptionSplit:
     assign_roles(text, body, tokens, {s for s, _ in sents})
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx)
-    ctx.pieces = _merge_pieces(text, ctx.pieces)
+    ctx.pieces = _merge_pieces(text, _about_all_is_shared(ctx.pieces, tokens))
     extra = _positional(ctx, positions)
     pieces: list[tuple] = _carve(ctx.pieces, extra) + [(p.start, p.end, p.labels, p.positions) for p in extra]
     pieces.sort(key=lambda p: p[0])  # (stable: carved pieces before positional ones at the same start)
