@@ -107,14 +107,16 @@ def _segment(ctx: _Ctx) -> None:
         for fs, fe, _ in free:
             add((fs, fe, group))  # they continue the group (it changes only at a sentence with anchors)
         free = []
-        group, opener_group = _anchored(text, s, e, anchors, group, opener_group, add)
+        refs = [t for t in toks if t.role == "ref"]
+        group, opener_group = _anchored(text, s, e, anchors, refs, group, opener_group, add)
         last_anchors = anchors
     _tail(ctx, free, group, _list_style(ctx, last_anchors))
 
 
-def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, ...],
+def _anchored(text: str, s: int, e: int, anchors: list[Tok], refs: list[Tok], group: tuple[str, ...],
               opener_group: tuple[str, ...], add: Callable[[_Span], None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Cut a sentence that holds anchors (openers, trailers); gives the group and opener group after it."""
+    """Cut a sentence that holds anchors (openers, trailers) and references (``refs``); gives the group and
+    opener group after it."""
     c = s
     last_labels = group
     sub_only = True  # every anchor of the sentence refines the enclosing group
@@ -137,6 +139,8 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, .
                 head = group
                 if t is anchors[0] and not t.at_start and not is_sub and next_char(text, t.end).islower():
                     head = labels  # "The case depicted in (E) and (F) has …": the sentence is theirs
+                elif t is anchors[0]:
+                    head = _named_beyond(refs, c, t.start, group) or head
                 add((c, t.start, head))
             if not is_sub or t.at_start:
                 opener_group = labels
@@ -182,6 +186,13 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, .
     elif len(trailer_sets) >= 2 and not opener_group:
         group = ()  # "X (A–D) and Y (E). Common text." enumerates; what follows is shared
     return group, opener_group
+
+
+def _named_beyond(refs: list[Tok], a: int, b: int, group: tuple[str, ...]) -> tuple[str, ...]:
+    """The panels that references in ``[a, b)`` name when some are outside ``group`` ("In (a) and (c),
+    nuclei …; (b) and (d) show …": the clause is about a and c), else ``()``."""
+    named = {lab for t in refs if a <= t.start < b for lab in t.labels}
+    return tuple(sorted(named, key=label_order)) if named - set(group) else ()
 
 
 def _closing_paren(text: str, s: int, i: int, e: int) -> int:
