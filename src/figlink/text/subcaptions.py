@@ -35,7 +35,7 @@ _TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
 _GENERIC_START = re.compile(
     r"""^\W*(?:(?:all|each|both)\s+)?(?:the\s+)?(?:scale\s*bars?|bars?\s*(?:[,:=]|represents?|indicates?|are|is)|(?:original\s+)?magnifications?\b|
         data\s+(?:are|were|is|represent|shown|presented)|values\s+(?:are|were|represent)|
-        results\s+(?:are|were|represent)|error\s+bars|abbreviations?|n\s*=|
+        results\s+(?:are|were|represent)|error\s+bars|each\b|abbreviations?|n\s*=|
         p\s*[<=>\u2264]|arrows?\b|arrowheads?\b|asterisks?\b|sections\s+shown|photographs?\b|pictures\b|
         details?\b|see\b|doi\b|statistical|(?:reproduced|adapted|reprinted|modified|redrawn)\s+(?:with\s+permission\s+)?from\b|courtesy\b|h\s*&\s*e\s+stain|ha?ematoxylin|the\s+(?:images|panels|photographs|pictures|
         micrographs|graphs|data|results|experiments?)\b|images\s+(?:are|were)|experiments\s+were)""",
@@ -43,10 +43,11 @@ _GENERIC_START = re.compile(
 )
 _GENERIC_ANY = re.compile(
     r"\b(?:all|both|each|every)\s+(?:the\s+)?(?:panels?|images?|pictures?|photographs?|micrographs?|figures?|"
-    r"sections?|graphs?|plots?|experiments?)\b|\bin\s+all\s+(?:panels|images|cases)\b",
+    r"sections?|graphs?|plots?|experiments?)\b|\bin\s+all\s+(?:panels|images|cases)\b|\bin\s+this\s+figure\b",
     re.I,
 )
 _WORD_CHAR = re.compile(r"\w")
+_ITEM_CHARS = 60  # the longest item of an enumeration of trailers ("…, and unc-116 (rh24 sb79) animals (C)")
 _LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
 
 
@@ -97,10 +98,8 @@ def _segment(ctx: _Ctx) -> None:
         anchors = [t for t in toks if t.role in ("open", "trail")]
         if not anchors:
             refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
-            if set(refs) - set(group):
-                # A sentence naming panels outside its group is about them, as in the tail (_tail): "In (A)
-                # and (B), arrows mark nuclei." after B's text is about A and B.
-                add((s, e, refs))
+            if not group or _ties_to(refs, group):
+                add((s, e, refs))  # "In (A) and (B), arrows mark nuclei." after B's text is about A and B
             else:
                 free.append((s, e, toks))
             continue
@@ -176,7 +175,8 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], refs: list[Tok], gr
         tail_labels = last_labels if anchors[-1].role == "trail" else group
         if anchors[-1].role == "trail" and set(last_labels) < set(opener_group):
             tail_labels = opener_group  # "…wild-type (A), unc-116 (B), and … dendrite." → the group
-        elif anchors[-1].role == "trail" and len(trailer_sets) >= 2 and _WORD_CHAR.match(text[c:e].lstrip()):
+        elif anchors[-1].role == "trail" and len(trailer_sets) >= 2 and _WORD_CHAR.match(text[c:e].lstrip()) \
+                and _one_clause(text, [t for t in anchors if t.role == "trail"]):
             # "Images of tumour (a) and stroma (b) stained for X.": the clause goes on about every panel
             # its trailers enumerate.
             tail_labels = tuple(sorted({lab for t in trailer_sets for lab in t}, key=label_order))
@@ -188,11 +188,25 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], refs: list[Tok], gr
     return group, opener_group
 
 
+def _ties_to(named: "tuple[str, ...] | set[str]", group: tuple[str, ...]) -> bool:
+    """Whether text inside ``group``'s text that names these panels is about them: it names one of the
+    group's panels and one outside it ("In (A) and (B), …" after B's text). Naming only others is a
+    pointer ("same as (A)", a stray "chain B)"), and the text stays the group's."""
+    return bool(set(named) & set(group)) and bool(set(named) - set(group))
+
+
 def _named_beyond(refs: list[Tok], a: int, b: int, group: tuple[str, ...]) -> tuple[str, ...]:
-    """The panels that references in ``[a, b)`` name when some are outside ``group`` ("In (a) and (c),
-    nuclei …; (b) and (d) show …": the clause is about a and c), else ``()``."""
+    """The panels that references in ``[a, b)`` name when they tie the group to others (``_ties_to``:
+    "In (a) and (c), nuclei …; (b) and (d) show …" after c's text is about a and c), else ``()``."""
     named = {lab for t in refs if a <= t.start < b for lab in t.labels}
-    return tuple(sorted(named, key=label_order)) if named - set(group) else ()
+    return tuple(sorted(named, key=label_order)) if _ties_to(named, group) else ()
+
+
+def _one_clause(text: str, trailers: list[Tok]) -> bool:
+    """Whether the trailers enumerate short items of one clause: no ";" between them, and at most
+    ``_ITEM_CHARS`` between two ("wt (A–C), dpp-RNAi (D–F) and sog-RNAi (G–I) embryos")."""
+    return text.find(";", trailers[0].end, trailers[-1].start) < 0 and all(
+        b.start - a.end <= _ITEM_CHARS for a, b in zip(trailers, trailers[1:]))
 
 
 def _closing_paren(text: str, s: int, i: int, e: int) -> int:
@@ -244,16 +258,20 @@ def _tail(ctx: _Ctx, free: list[tuple[int, int, list[Tok]]], labels: tuple[str, 
         ctx.pieces.append((s, e, () if shared else labels))
 
 
-def _about_all_is_shared(pieces: list[_Span], tokens: list[Tok]) -> list[_Span]:
+def _about_all_is_shared(text: str, pieces: list[_Span], tokens: list[Tok]) -> list[_Span]:
     """Pieces about every panel the caption names become shared ("Expression of X (A–D).", "Arrows mark
     the same cells in (a) and (b)."), with the label tokens that name them all: MedICaT's subcaption
-    leaves out what describes all panels. Kept as they are when no piece would be left about fewer
-    panels (the labels then only list the panels)."""
+    leaves out what describes all panels. Kept as they are when a panel would lose the only text that
+    names it (the labels then only list the panels)."""
     every = {lab for _, _, labels in pieces for lab in labels}
-    if len(every) < 2 or not any(labels and set(labels) < every for _, _, labels in pieces):
-        return pieces
+    if len(every) < 2 or {lab for _, _, labels in pieces if set(labels) != every for lab in labels} != every:
+        return pieces  # (some panel would lose the only text that names it)
     out: list[_Span] = [(s, e, () if set(labels) == every else labels) for s, e, labels in pieces]
-    out += [(t.start, t.end, ()) for t in tokens if t.role != "ref" and set(t.labels) == every]
+    about_all = [(s, e) for s, e, labels in pieces if set(labels) == every and _WORD_CHAR.search(text, s, e)]
+    for t in tokens:
+        if t.role != "ref" and set(t.labels) == every and any(
+                not text[e:t.start].strip() or not text[t.end:s].strip(" ,;:") for s, e in about_all):
+            out.append((t.start, t.end, ()))  # "Expression of X (A–D).": the labels go with their text
     return out
 
 
@@ -383,7 +401,7 @@ def split_caption(caption: str) -> CaptionSplit:
     assign_roles(text, body, tokens, {s for s, _ in sents})
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx)
-    ctx.pieces = _merge_pieces(text, _about_all_is_shared(ctx.pieces, tokens))
+    ctx.pieces = _merge_pieces(text, _about_all_is_shared(text, ctx.pieces, tokens))
     extra = _positional(ctx, positions)
     pieces: list[tuple] = _carve(ctx.pieces, extra) + [(p.start, p.end, p.labels, p.positions) for p in extra]
     pieces.sort(key=lambda p: p[0])  # (stable: carved pieces before positional ones at the same start)
