@@ -48,6 +48,9 @@ _GENERIC_ANY = re.compile(
 )
 _WORD_CHAR = re.compile(r"\w")
 _ITEM_CHARS = 60  # the longest item of an enumeration of trailers ("…, and unc-116 (rh24 sb79) animals (C)")
+_ITEM_SEPARATORS = r"(?:[,/]|\band|\bor|\bvs|\bversus|\bas\s+well\s+as)"
+_ITEM_SEPARATOR = re.compile(rf"\s*{_ITEM_SEPARATORS}\b", re.I)  # one opening an item
+_ITEM_SEPARATOR_END = re.compile(rf"{_ITEM_SEPARATORS}\s*$", re.I)  # one closing it
 _LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
 
 
@@ -203,10 +206,19 @@ def _named_beyond(refs: list[Tok], a: int, b: int, group: tuple[str, ...]) -> tu
 
 
 def _one_clause(text: str, trailers: list[Tok]) -> bool:
-    """Whether the trailers enumerate short items of one clause: no ";" between them, and at most
-    ``_ITEM_CHARS`` between two ("wt (A–C), dpp-RNAi (D–F) and sog-RNAi (G–I) embryos")."""
-    return text.find(";", trailers[0].end, trailers[-1].start) < 0 and all(
-        b.start - a.end <= _ITEM_CHARS for a, b in zip(trailers, trailers[1:]))
+    """Whether the trailers enumerate short items of one clause ("wt (A–C), dpp-RNAi (D–F) and sog-RNAi
+    (G–I) embryos"): no ";" between them, at most ``_ITEM_CHARS`` between two, and no item that ends
+    in a list separator without one after the label before it ("(a) crossing tissue and (b) severe
+    disease": openers read as trailers)."""
+    if text.find(";", trailers[0].end, trailers[-1].start) >= 0:
+        return False
+    for a, b in zip(trailers, trailers[1:]):
+        between = text[a.end:b.start]
+        if len(between) > _ITEM_CHARS:
+            return False
+        if _ITEM_SEPARATOR.match(between) is None and _ITEM_SEPARATOR_END.search(between) is not None:
+            return False
+    return True
 
 
 def _closing_paren(text: str, s: int, i: int, e: int) -> int:
