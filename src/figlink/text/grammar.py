@@ -58,16 +58,16 @@ def expand_range(first: str, last: str) -> list[str] | None:
 
     "A"–"C" → a, b, c; "ii"–"iv" → ii, iii, iv; "1"–"3" → 1, 2, 3. Two romans make a roman range when one
     of them has more than one letter ("i"–"v" is a letter range). A reversed or mixed-case letter range
-    gives both ends (``expand_letters``). Primes carry over: "A′"–"C′" → a′, b′, c′; "B"–"C′" → b, c, c′."""
+    gives both ends (``expand_letters``). Primes carry over: "A′"–"C′" → a′, b′, c′; "B"–"C′" → b, b′, c, c′."""
     a, b = first.lower(), last.lower()
     pa, pb = a[len(a.rstrip(PRIMES)):], b[len(b.rstrip(PRIMES)):]
-    if pa or pb:  # "A′–D′" → a′ … d′; "B–C′" → b, c, c′
+    if pa or pb:  # "A′–D′" → a′ … d′; "B–C′" → b, b′, c, c′
         core = expand_range(first.rstrip(PRIMES), last.rstrip(PRIMES))
         if core is None:
             return None
         if pa == pb:
             return [c + pa for c in core]
-        return core + [b] if pb else [a] + core[1:]  # the primed end as written besides the plain range
+        return [x for c in core for x in (c, c + (pa or pb))]  # one end primed: both forms of each
     if a in ROMAN_VALUE and b in ROMAN_VALUE and (len(a) > 1 or len(b) > 1) and ROMAN_VALUE[a] < ROMAN_VALUE[b]:
         return list(ROMANS[ROMAN_VALUE[a] - 1:ROMAN_VALUE[b]])
     if len(a) == 1 and len(b) == 1 and a.isalpha() and b.isalpha():

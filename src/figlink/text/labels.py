@@ -319,7 +319,7 @@ def label_order(label: str) -> tuple[int, int]:
     if idx is not None:
         return (0, idx * 4 + (len(label) - len(core)))
     if core in g.ROMAN_VALUE:
-        return (1, g.ROMAN_VALUE[core])
+        return (1, g.ROMAN_VALUE[core] * 4 + (len(label) - len(core)))
     return (2, int(core) if core.isdigit() else 0)
 
 
@@ -328,8 +328,9 @@ def sort_labels(labels: "Collection[str]") -> list[str]:
     roman = any(len(lab) > 1 and lab in g.ROMAN_VALUE for lab in labels)
 
     def key(lab: str) -> tuple[int, int]:
-        if roman and lab in g.ROMAN_VALUE:
-            return (1, g.ROMAN_VALUE[lab])
+        core = lab.rstrip(g.PRIMES)
+        if roman and core in g.ROMAN_VALUE:
+            return (1, g.ROMAN_VALUE[core] * 4 + (len(lab) - len(core)))
         return label_order(lab)
 
     return sorted(set(labels), key=key)
