@@ -386,3 +386,9 @@ def test_figure_wide_notes_after_the_last_panel_are_shared(note: str) -> None:
 def test_all_opening_a_sentence_about_cells_is_not_figure_wide() -> None:
     cap = "Title. A: Cells in phase contrast. B: Immunophenotyping. All epithelial cells show AR immunoreactivity."
     assert text(cap, "b") == "Immunophenotyping. All epithelial cells show AR immunoreactivity."
+
+
+def test_labels_after_a_note_in_parentheses() -> None:
+    cap = "Survival of mice. Kaplan–Meier curves for wild-type (WT; A) and knockout (KO; B) mice. Log-rank test."
+    assert labels_of(split_caption(cap)) == ["a", "b"]
+    assert text(cap, "b") == "and knockout"

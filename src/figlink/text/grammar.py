@@ -123,9 +123,9 @@ LABEL_LIST = rf"{_LABEL_ITEM}(?:{LABEL_SEPARATOR}{_LABEL_ITEM})*"
 # The ways a caption writes panel labels. Each has a group "list" (LABEL_LIST).
 # (a) (A–C) (a, c, and e) (A, left) (C, in red, 200*): a list, optionally followed by a note.
 LABEL_PAREN = re.compile(rf"\(\s*(?:panels?\s+)?(?P<list>{LABEL_LIST})\s*(?P<note>[,;:]\s*[^()]{{0,60}}?)?\s*\)")
-# (image C) (PSA; image C) (panels A and B)
-LABEL_PANEL_PAREN = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*)?(?:panels?|images?)\s+(?P<list>{LABEL_LIST})\s*\)",
-                               re.I)
+# (image C) (PSA; image C) (panels A and B) (KO; B): labels after a note, named as panels or after a ";"
+LABEL_PANEL_PAREN = re.compile(rf"\((?:(?:[^()]{{0,40}}?[;,]\s*)?(?:panels?|images?)\s+|[^();]{{1,40}};\s*)"
+                               rf"(?P<list>{LABEL_LIST})\s*\)", re.I)
 # a) A) A and B): a closing parenthesis only, not after a word character or "(".
 LABEL_HALF = re.compile(rf"(?<![^\s,;:.])(?P<list>{LABEL_LIST})\)$")
 # A. a. A: A and C: A, (where a sentence or clause opens); the group "p" is the mark.

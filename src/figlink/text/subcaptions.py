@@ -109,8 +109,8 @@ def _segment(ctx: _Ctx) -> None:
         for fs, fe, _ in free:
             add((fs, fe, group))  # they continue the group (it changes only at a sentence with anchors)
         free = []
-        refs = [t for t in toks if t.role == "ref"]
-        group, opener_group = _anchored(text, s, e, anchors, refs, group, opener_group, add)
+        ref_toks = [t for t in toks if t.role == "ref"]
+        group, opener_group = _anchored(text, s, e, anchors, ref_toks, group, opener_group, add)
         last_anchors = anchors
     _tail(ctx, free, group, _list_style(ctx, last_anchors))
 
