@@ -392,3 +392,12 @@ def test_labels_after_a_note_in_parentheses() -> None:
     cap = "Survival of mice. Kaplan–Meier curves for wild-type (WT; A) and knockout (KO; B) mice. Log-rank test."
     assert labels_of(split_caption(cap)) == ["a", "b"]
     assert text(cap, "b") == "and knockout"
+
+
+def test_note_closing_the_last_panel_after_a_semicolon_is_shared() -> None:
+    cap = "Title. (a) Images of cells. (b) Survival curves; scale bars, 10 µm."
+    assert split_caption(cap).shared_text == "Title. scale bars, 10 µm."
+    assert text(cap, "b") == "Survival curves"
+    # A ";" inside parentheses splits nothing (eLife: "(*p < 0.05 vs. PBS; #p < 0.05 vs. VEGF, mean ± SEM)").
+    cap = "Title. (A) Tubes. (B) Counts (*p < 0.05 vs. PBS; #p < 0.05 vs. VEGF, mean ± SEM). Scale bar = 100 μm."
+    assert text(cap, "b") == "Counts (*p < 0.05 vs. PBS; #p < 0.05 vs. VEGF, mean ± SEM)."

@@ -270,6 +270,24 @@ def _tail(ctx: _Ctx, free: list[tuple[int, int, list[Tok]]], labels: tuple[str, 
         ctx.pieces.append((s, e, () if shared else labels))
 
 
+def _last_clause_note(text: str, pieces: list[_Span]) -> list[_Span]:
+    """A figure-wide note closing the last panel's sentence after a ";" is shared ("(b) Survival curves;
+    scale bars, 10 µm."; not a ";" inside parentheses), as the same note standing as a sentence of its own is
+    (``_tail``)."""
+    labeled = [p for p in pieces if p[2]]
+    if not labeled:
+        return pieces
+    last = max(labeled, key=lambda p: p[0])
+    s, e, labels = last
+    k = text.find("; ", s, e)
+    while k >= 0:
+        if text.count("(", s, k) == text.count(")", s, k) and text.count("(", k, e) == text.count(")", k, e) \
+                and _GENERIC_START.match(text[k + 2:e]):
+            return [p for p in pieces if p is not last] + [(s, k, labels), (k + 1, e, ())]
+        k = text.find("; ", k + 2, e)
+    return pieces
+
+
 def _about_all_is_shared(text: str, pieces: list[_Span], tokens: list[Tok]) -> list[_Span]:
     """Pieces about every panel the caption names become shared ("Expression of X (A–D).", "Arrows mark
     the same cells in (a) and (b)."), with the label tokens that name them all: MedICaT's subcaption
@@ -413,7 +431,7 @@ def split_caption(caption: str) -> CaptionSplit:
     assign_roles(text, body, tokens, {s for s, _ in sents})
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx)
-    ctx.pieces = _merge_pieces(text, _about_all_is_shared(text, ctx.pieces, tokens))
+    ctx.pieces = _merge_pieces(text, _about_all_is_shared(text, _last_clause_note(text, ctx.pieces), tokens))
     extra = _positional(ctx, positions)
     pieces: list[tuple] = _carve(ctx.pieces, extra) + [(p.start, p.end, p.labels, p.positions) for p in extra]
     pieces.sort(key=lambda p: p[0])  # (stable: carved pieces before positional ones at the same start)
