@@ -138,7 +138,8 @@ def keywords_in(text: str) -> list[str]:
     i = 0
     while i < len(words):
         used = 1
-        if lows[i] in _FIRSTS or family(lows[i]) in _FIRSTS:  # (family: the word itself for most words)
+        low = lows[i]
+        if low in _FIRSTS or (("gra" in low or "scop" in low) and family(low) in _FIRSTS):
             for n in range(min(_MAX_WORDS, len(words) - i), 0, -1):
                 if n > 1 and not all(_joined(gaps[i + k]) for k in range(n - 1)):
                     continue
