@@ -33,20 +33,24 @@ _TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
 
 # A sentence that reads like a note about the whole figure.
 _GENERIC_START = re.compile(
-    r"""^\W*(?:the\s+)?(?:scale\s*bars?|bars?\s*(?:[,:=]|represents?|indicates?|are|is)|(?:original\s+)?magnifications?\b|
+    r"""^\W*(?:(?:all|each|both)\s+)?(?:the\s+)?(?:scale\s*bars?|bars?\s*(?:[,:=]|represents?|indicates?|are|is)|(?:original\s+)?magnifications?\b|
         data\s+(?:are|were|is|represent|shown|presented)|values\s+(?:are|were|represent)|
-        results\s+(?:are|were|represent)|error\s+bars|all\b|each\b|both\b|abbreviations?|n\s*=|
+        results\s+(?:are|were|represent)|error\s+bars|each\b|abbreviations?|n\s*=|
         p\s*[<=>\u2264]|arrows?\b|arrowheads?\b|asterisks?\b|sections\s+shown|photographs?\b|pictures\b|
-        details?\b|see\b|doi\b|statistical|h\s*&\s*e\s+stain|ha?ematoxylin|the\s+(?:images|panels|photographs|pictures|
+        details?\b|see\b|doi\b|statistical|(?:reproduced|adapted|reprinted|modified|redrawn)\s+(?:with\s+permission\s+)?from\b|courtesy\b|h\s*&\s*e\s+stain|ha?ematoxylin|the\s+(?:images|panels|photographs|pictures|
         micrographs|graphs|data|results|experiments?)\b|images\s+(?:are|were)|experiments\s+were)""",
     re.I | re.X,
 )
 _GENERIC_ANY = re.compile(
     r"\b(?:all|both|each|every)\s+(?:the\s+)?(?:panels?|images?|pictures?|photographs?|micrographs?|figures?|"
-    r"sections?|graphs?|plots?|experiments?)\b|\bin\s+all\s+(?:panels|images|cases)\b",
+    r"sections?|graphs?|plots?|experiments?)\b|\bin\s+all\s+(?:panels|images|cases)\b|\bin\s+this\s+figure\b",
     re.I,
 )
 _WORD_CHAR = re.compile(r"\w")
+_ITEM_CHARS = 60  # the longest item of an enumeration of trailers ("…, and unc-116 (rh24 sb79) animals (C)")
+_ITEM_SEPARATORS = r"(?:[,/]|\band|\bor|\bvs|\bversus|\bas\s+well\s+as)"
+_ITEM_SEPARATOR = re.compile(rf"\s*{_ITEM_SEPARATORS}\b", re.I)  # one opening an item
+_ITEM_SEPARATOR_END = re.compile(rf"{_ITEM_SEPARATORS}\s*$", re.I)  # one closing it
 _LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
 
 
@@ -97,22 +101,24 @@ def _segment(ctx: _Ctx) -> None:
         anchors = [t for t in toks if t.role in ("open", "trail")]
         if not anchors:
             refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
-            if refs and not group:
-                add((s, e, refs))
+            if not group or _ties_to(refs, group):
+                add((s, e, refs))  # "In (A) and (B), arrows mark nuclei." after B's text is about A and B
             else:
                 free.append((s, e, toks))
             continue
         for fs, fe, _ in free:
             add((fs, fe, group))  # they continue the group (it changes only at a sentence with anchors)
         free = []
-        group, opener_group = _anchored(text, s, e, anchors, group, opener_group, add)
+        ref_toks = [t for t in toks if t.role == "ref"]
+        group, opener_group = _anchored(text, s, e, anchors, ref_toks, group, opener_group, add)
         last_anchors = anchors
     _tail(ctx, free, group, _list_style(ctx, last_anchors))
 
 
-def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, ...],
+def _anchored(text: str, s: int, e: int, anchors: list[Tok], refs: list[Tok], group: tuple[str, ...],
               opener_group: tuple[str, ...], add: Callable[[_Span], None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Cut a sentence that holds anchors (openers, trailers); gives the group and opener group after it."""
+    """Cut a sentence that holds anchors (openers, trailers) and references (``refs``); gives the group and
+    opener group after it."""
     c = s
     last_labels = group
     sub_only = True  # every anchor of the sentence refines the enclosing group
@@ -135,6 +141,8 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, .
                 head = group
                 if t is anchors[0] and not t.at_start and not is_sub and next_char(text, t.end).islower():
                     head = labels  # "The case depicted in (E) and (F) has …": the sentence is theirs
+                elif t is anchors[0]:
+                    head = _named_beyond(refs, c, t.start, group) or head
                 add((c, t.start, head))
             if not is_sub or t.at_start:
                 opener_group = labels
@@ -170,12 +178,47 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, .
         tail_labels = last_labels if anchors[-1].role == "trail" else group
         if anchors[-1].role == "trail" and set(last_labels) < set(opener_group):
             tail_labels = opener_group  # "…wild-type (A), unc-116 (B), and … dendrite." → the group
+        elif anchors[-1].role == "trail" and len(trailer_sets) >= 2 and _WORD_CHAR.match(text[c:e].lstrip()) \
+                and _one_clause(text, [t for t in anchors if t.role == "trail"]):
+            # "Images of tumour (a) and stroma (b) stained for X.": the clause goes on about every panel
+            # its trailers enumerate.
+            tail_labels = tuple(sorted({lab for t in trailer_sets for lab in t}, key=label_order))
         add((c, e, tail_labels))
     if (sub_only or sub_openers) and opener_group:
         group = opener_group  # sub-labels describe their sentence only
     elif len(trailer_sets) >= 2 and not opener_group:
         group = ()  # "X (A–D) and Y (E). Common text." enumerates; what follows is shared
     return group, opener_group
+
+
+def _ties_to(named: "tuple[str, ...] | set[str]", group: tuple[str, ...]) -> bool:
+    """Whether text inside ``group``'s text that names these panels is about them: it names one of the
+    group's panels and one outside it ("In (A) and (B), …" after B's text). Naming only others is a
+    pointer ("same as (A)", a stray "chain B)"), and the text stays the group's."""
+    return bool(set(named) & set(group)) and bool(set(named) - set(group))
+
+
+def _named_beyond(refs: list[Tok], a: int, b: int, group: tuple[str, ...]) -> tuple[str, ...]:
+    """The panels that references in ``[a, b)`` name when they tie the group to others (``_ties_to``:
+    "In (a) and (c), nuclei …; (b) and (d) show …" after c's text is about a and c), else ``()``."""
+    named = {lab for t in refs if a <= t.start < b for lab in t.labels}
+    return tuple(sorted(named, key=label_order)) if _ties_to(named, group) else ()
+
+
+def _one_clause(text: str, trailers: list[Tok]) -> bool:
+    """Whether the trailers enumerate short items of one clause ("wt (A–C), dpp-RNAi (D–F) and sog-RNAi
+    (G–I) embryos"): no ";" between them, at most ``_ITEM_CHARS`` between two, and no item that ends
+    in a list separator without one after the label before it ("(a) crossing tissue and (b) severe
+    disease": openers read as trailers)."""
+    if text.find(";", trailers[0].end, trailers[-1].start) >= 0:
+        return False
+    for a, b in zip(trailers, trailers[1:]):
+        between = text[a.end:b.start]
+        if len(between) > _ITEM_CHARS:
+            return False
+        if _ITEM_SEPARATOR.match(between) is None and _ITEM_SEPARATOR_END.search(between) is not None:
+            return False
+    return True
 
 
 def _closing_paren(text: str, s: int, i: int, e: int) -> int:
@@ -225,6 +268,41 @@ def _tail(ctx: _Ctx, free: list[tuple[int, int, list[Tok]]], labels: tuple[str, 
         if not shared and _is_generic(ctx.text[s:e]):
             shared = True
         ctx.pieces.append((s, e, () if shared else labels))
+
+
+def _last_clause_note(text: str, pieces: list[_Span]) -> list[_Span]:
+    """A figure-wide note closing the last panel's sentence after a ";" is shared ("(b) Survival curves;
+    scale bars, 10 µm."; not a ";" inside parentheses), as the same note standing as a sentence of its own is
+    (``_tail``)."""
+    labeled = [p for p in pieces if p[2]]
+    if not labeled:
+        return pieces
+    last = max(labeled, key=lambda p: p[0])
+    s, e, labels = last
+    k = text.find("; ", s, e)
+    while k >= 0:
+        if text.count("(", s, k) == text.count(")", s, k) and text.count("(", k, e) == text.count(")", k, e) \
+                and _GENERIC_START.match(text[k + 2:e]):
+            return [p for p in pieces if p is not last] + [(s, k, labels), (k + 1, e, ())]
+        k = text.find("; ", k + 2, e)
+    return pieces
+
+
+def _about_all_is_shared(text: str, pieces: list[_Span], tokens: list[Tok]) -> list[_Span]:
+    """Pieces about every panel the caption names become shared ("Expression of X (A–D).", "Arrows mark
+    the same cells in (a) and (b)."), with the label tokens that name them all: MedICaT's subcaption
+    leaves out what describes all panels. Kept as they are when a panel would lose the only text that
+    names it (the labels then only list the panels)."""
+    every = {lab for _, _, labels in pieces for lab in labels}
+    if len(every) < 2 or {lab for _, _, labels in pieces if set(labels) != every for lab in labels} != every:
+        return pieces  # (some panel would lose the only text that names it)
+    out: list[_Span] = [(s, e, () if set(labels) == every else labels) for s, e, labels in pieces]
+    about_all = [(s, e) for s, e, labels in pieces if set(labels) == every and _WORD_CHAR.search(text, s, e)]
+    for t in tokens:
+        if t.role != "ref" and set(t.labels) == every and any(
+                not text[e:t.start].strip() or not text[t.end:s].strip(" ,;:") for s, e in about_all):
+            out.append((t.start, t.end, ()))  # "Expression of X (A–D).": the labels go with their text
+    return out
 
 
 def _trim(text: str, a: int, b: int) -> tuple[int, int]:
@@ -353,7 +431,7 @@ def split_caption(caption: str) -> CaptionSplit:
     assign_roles(text, body, tokens, {s for s, _ in sents})
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx)
-    ctx.pieces = _merge_pieces(text, ctx.pieces)
+    ctx.pieces = _merge_pieces(text, _about_all_is_shared(text, _last_clause_note(text, ctx.pieces), tokens))
     extra = _positional(ctx, positions)
     pieces: list[tuple] = _carve(ctx.pieces, extra) + [(p.start, p.end, p.labels, p.positions) for p in extra]
     pieces.sort(key=lambda p: p[0])  # (stable: carved pieces before positional ones at the same start)
