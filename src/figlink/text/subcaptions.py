@@ -15,48 +15,17 @@ A *subcaption* is the text that describes some panels but not all of them; text 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from figlink.model import CaptionSplit, Subcaption
-from figlink.text import grammar as g
+from figlink.text.caption_clauses import WORD_CHAR, Span, about_all_is_shared, clause_start, closing_paren, \
+    is_generic, last_clause_note, merge_pieces, named_beyond, one_clause, ties_to, trim
+from figlink.text.caption_sentences import sentence_spans
 from figlink.text.label_roles import Tok, assign_roles, find_label_tokens, next_char
 from figlink.text.labels import label_order, sort_labels
 from figlink.text.mentions import leading_figure_index
-from figlink.text.caption_sentences import sentence_spans
 from figlink.text.spatial import PositionToken, find_positions
-
-_CLAUSE_BREAK = re.compile(r"[,;]\s+|\b(?:whereas|while)\s+")
-_LEAD_CHARS = frozenset(g.DASHES + " \t\n\r\u00a0,;:.)]")
-_TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
-
-# A sentence that reads like a note about the whole figure.
-_GENERIC_START = re.compile(
-    r"""^\W*(?:(?:all|each|both)\s+)?(?:the\s+)?(?:scale\s*bars?|bars?\s*(?:[,:=]|represents?|indicates?|are|is)|(?:original\s+)?magnifications?\b|
-        data\s+(?:are|were|is|represent|shown|presented)|values\s+(?:are|were|represent)|
-        results\s+(?:are|were|represent)|error\s+bars|each\b|abbreviations?|n\s*=|
-        p\s*[<=>\u2264]|arrows?\b|arrowheads?\b|asterisks?\b|sections\s+shown|photographs?\b|pictures\b|
-        details?\b|see\b|doi\b|statistical|(?:reproduced|adapted|reprinted|modified|redrawn)\s+(?:with\s+permission\s+)?from\b|courtesy\b|h\s*&\s*e\s+stain|ha?ematoxylin|the\s+(?:images|panels|photographs|pictures|
-        micrographs|graphs|data|results|experiments?)\b|images\s+(?:are|were)|experiments\s+were)""",
-    re.I | re.X,
-)
-_GENERIC_ANY = re.compile(
-    r"\b(?:all|both|each|every)\s+(?:the\s+)?(?:panels?|images?|pictures?|photographs?|micrographs?|figures?|"
-    r"sections?|graphs?|plots?|experiments?)\b|\bin\s+all\s+(?:panels|images|cases)\b|\bin\s+this\s+figure\b",
-    re.I,
-)
-_WORD_CHAR = re.compile(r"\w")
-_ITEM_CHARS = 60  # the longest item of an enumeration of trailers ("…, and unc-116 (rh24 sb79) animals (C)")
-_ITEM_SEPARATORS = r"(?:[,/]|\band|\bor|\bvs|\bversus|\bas\s+well\s+as)"
-_ITEM_SEPARATOR = re.compile(rf"\s*{_ITEM_SEPARATORS}\b", re.I)  # one opening an item
-_ITEM_SEPARATOR_END = re.compile(rf"{_ITEM_SEPARATORS}\s*$", re.I)  # one closing it
-_LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
-
-
-# A piece of the caption is a plain tuple ``(start, end, labels)`` (labels ``()`` = shared): a caption cuts a
-# dozen of them and each is read once. Positional pieces carry more and stay objects (few captions have any).
-_Span = tuple[int, int, tuple[str, ...]]
 
 
 @dataclass(slots=True)
@@ -76,17 +45,11 @@ class _Ctx:
     text: str
     sents: list[tuple[int, int]]
     tokens: list[Tok]
-    pieces: list[_Span] = field(default_factory=list)
+    pieces: list[Span] = field(default_factory=list)
 
     def sentence_at(self, i: int) -> tuple[int, int] | None:
         """The sentence containing offset ``i``."""
         return next(((s, e) for s, e in self.sents if s <= i < e), None)
-
-
-def _is_generic(sentence: str) -> bool:
-    """A note about the whole figure: "Scale bars, 50 µm.", "Data are mean ± SD.", an abbreviation legend."""
-    return bool(_GENERIC_START.match(sentence) or _GENERIC_ANY.search(sentence)
-                or len(_LEGEND_ITEM.findall(sentence)) >= 2)
 
 
 def _segment(ctx: _Ctx) -> None:
@@ -101,7 +64,7 @@ def _segment(ctx: _Ctx) -> None:
         anchors = [t for t in toks if t.role in ("open", "trail")]
         if not anchors:
             refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
-            if not group or _ties_to(refs, group):
+            if not group or ties_to(refs, group):
                 add((s, e, refs))  # "In (A) and (B), arrows mark nuclei." after B's text is about A and B
             else:
                 free.append((s, e, toks))
@@ -116,7 +79,7 @@ def _segment(ctx: _Ctx) -> None:
 
 
 def _anchored(text: str, s: int, e: int, anchors: list[Tok], refs: list[Tok], group: tuple[str, ...],
-              opener_group: tuple[str, ...], add: Callable[[_Span], None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+              opener_group: tuple[str, ...], add: Callable[[Span], None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Cut a sentence that holds anchors (openers, trailers) and references (``refs``); gives the group and
     opener group after it."""
     c = s
@@ -142,7 +105,7 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], refs: list[Tok], gr
                 if t is anchors[0] and not t.at_start and not is_sub and next_char(text, t.end).islower():
                     head = labels  # "The case depicted in (E) and (F) has …": the sentence is theirs
                 elif t is anchors[0]:
-                    head = _named_beyond(refs, c, t.start, group) or head
+                    head = named_beyond(refs, c, t.start, group) or head
                 add((c, t.start, head))
             if not is_sub or t.at_start:
                 opener_group = labels
@@ -151,13 +114,13 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], refs: list[Tok], gr
                 sub_openers = True
             if close_at < 0:
                 # (no "(" before the opener in its sentence: _closing_paren's depth is not positive)
-                close_at = _closing_paren(text, s, t.start, e) if text.find("(", s, t.start) >= 0 else -1
+                close_at = closing_paren(text, s, t.start, e) if text.find("(", s, t.start) >= 0 else -1
                 close_group = group
             group = labels
         else:
             if prev_anchor is not None and prev_anchor.role == "open" and not is_sub:
                 # "(C) X, whereas Y (D) …": D claims Y only, and never all of C's text.
-                cut = _clause_start(text, c, t.start)
+                cut = clause_start(text, c, t.start)
                 add((c, cut if cut > c else t.start, group))
                 c = cut if cut > c else t.start
             if t.start > c:
@@ -178,8 +141,8 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], refs: list[Tok], gr
         tail_labels = last_labels if anchors[-1].role == "trail" else group
         if anchors[-1].role == "trail" and set(last_labels) < set(opener_group):
             tail_labels = opener_group  # "…wild-type (A), unc-116 (B), and … dendrite." → the group
-        elif anchors[-1].role == "trail" and len(trailer_sets) >= 2 and _WORD_CHAR.match(text[c:e].lstrip()) \
-                and _one_clause(text, [t for t in anchors if t.role == "trail"]):
+        elif anchors[-1].role == "trail" and len(trailer_sets) >= 2 and WORD_CHAR.match(text[c:e].lstrip()) \
+                and one_clause(text, [t for t in anchors if t.role == "trail"]):
             # "Images of tumour (a) and stroma (b) stained for X.": the clause goes on about every panel
             # its trailers enumerate.
             tail_labels = tuple(sorted({lab for t in trailer_sets for lab in t}, key=label_order))
@@ -189,60 +152,6 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], refs: list[Tok], gr
     elif len(trailer_sets) >= 2 and not opener_group:
         group = ()  # "X (A–D) and Y (E). Common text." enumerates; what follows is shared
     return group, opener_group
-
-
-def _ties_to(named: "tuple[str, ...] | set[str]", group: tuple[str, ...]) -> bool:
-    """Whether text inside ``group``'s text that names these panels is about them: it names one of the
-    group's panels and one outside it ("In (A) and (B), …" after B's text). Naming only others is a
-    pointer ("same as (A)", a stray "chain B)"), and the text stays the group's."""
-    return bool(set(named) & set(group)) and bool(set(named) - set(group))
-
-
-def _named_beyond(refs: list[Tok], a: int, b: int, group: tuple[str, ...]) -> tuple[str, ...]:
-    """The panels that references in ``[a, b)`` name when they tie the group to others (``_ties_to``:
-    "In (a) and (c), nuclei …; (b) and (d) show …" after c's text is about a and c), else ``()``."""
-    named = {lab for t in refs if a <= t.start < b for lab in t.labels}
-    return tuple(sorted(named, key=label_order)) if _ties_to(named, group) else ()
-
-
-def _one_clause(text: str, trailers: list[Tok]) -> bool:
-    """Whether the trailers enumerate short items of one clause ("wt (A–C), dpp-RNAi (D–F) and sog-RNAi
-    (G–I) embryos"): no ";" between them, at most ``_ITEM_CHARS`` between two, and no item that ends
-    in a list separator without one after the label before it ("(a) crossing tissue and (b) severe
-    disease": openers read as trailers)."""
-    if text.find(";", trailers[0].end, trailers[-1].start) >= 0:
-        return False
-    for a, b in zip(trailers, trailers[1:]):
-        between = text[a.end:b.start]
-        if len(between) > _ITEM_CHARS:
-            return False
-        if _ITEM_SEPARATOR.match(between) is None and _ITEM_SEPARATOR_END.search(between) is not None:
-            return False
-    return True
-
-
-def _closing_paren(text: str, s: int, i: int, e: int) -> int:
-    """Where the parenthesis open at ``i`` closes ("(a. U-fiber; b. ILF; see Fig 1) across …"), or -1."""
-    depth = text.count("(", s, i) - text.count(")", s, i)
-    if depth <= 0:
-        return -1
-    for j in range(i, e):
-        ch = text[j]
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-    return -1
-
-
-def _clause_start(text: str, a: int, b: int) -> int:
-    """Start of the last clause of ``text[a:b]`` (after a comma, semicolon, "whereas" or "while")."""
-    best = a
-    for m in _CLAUSE_BREAK.finditer(text, a, b):
-        best = m.end()
-    return best
 
 
 def _list_style(ctx: _Ctx, anchors: list[Tok]) -> bool:
@@ -265,63 +174,9 @@ def _tail(ctx: _Ctx, free: list[tuple[int, int, list[Tok]]], labels: tuple[str, 
         if named - set(labels):
             ctx.pieces.append((s, e, tuple(sorted(named, key=label_order))))
             continue
-        if not shared and _is_generic(ctx.text[s:e]):
+        if not shared and is_generic(ctx.text[s:e]):
             shared = True
         ctx.pieces.append((s, e, () if shared else labels))
-
-
-def _last_clause_note(text: str, pieces: list[_Span]) -> list[_Span]:
-    """A figure-wide note closing the last panel's sentence after a ";" is shared ("(b) Survival curves;
-    scale bars, 10 µm."; not a ";" inside parentheses), as the same note standing as a sentence of its own is
-    (``_tail``)."""
-    labeled = [p for p in pieces if p[2]]
-    if not labeled:
-        return pieces
-    last = max(labeled, key=lambda p: p[0])
-    s, e, labels = last
-    k = text.find("; ", s, e)
-    while k >= 0:
-        if text.count("(", s, k) == text.count(")", s, k) and text.count("(", k, e) == text.count(")", k, e) \
-                and _GENERIC_START.match(text[k + 2:e]):
-            return [p for p in pieces if p is not last] + [(s, k, labels), (k + 1, e, ())]
-        k = text.find("; ", k + 2, e)
-    return pieces
-
-
-def _about_all_is_shared(text: str, pieces: list[_Span], tokens: list[Tok]) -> list[_Span]:
-    """Pieces about every panel the caption names become shared ("Expression of X (A–D).", "Arrows mark
-    the same cells in (a) and (b)."), with the label tokens that name them all: MedICaT's subcaption
-    leaves out what describes all panels. Kept as they are when a panel would lose the only text that
-    names it (the labels then only list the panels)."""
-    every = {lab for _, _, labels in pieces for lab in labels}
-    if len(every) < 2 or {lab for _, _, labels in pieces if set(labels) != every for lab in labels} != every:
-        return pieces  # (some panel would lose the only text that names it)
-    out: list[_Span] = [(s, e, () if set(labels) == every else labels) for s, e, labels in pieces]
-    about_all = [(s, e) for s, e, labels in pieces if set(labels) == every and _WORD_CHAR.search(text, s, e)]
-    for t in tokens:
-        if t.role != "ref" and set(t.labels) == every and any(
-                not text[e:t.start].strip() or not text[t.end:s].strip(" ,;:") for s, e in about_all):
-            out.append((t.start, t.end, ()))  # "Expression of X (A–D).": the labels go with their text
-    return out
-
-
-def _trim(text: str, a: int, b: int) -> tuple[int, int]:
-    """Trim a span: spaces and leading punctuation; trailing separators and a dangling "and"/"or"."""
-    while a < b and text[a] in _LEAD_CHARS:
-        a += 1
-    while b > a:
-        if text[b - 1] in _TAIL_CHARS:
-            b -= 1
-        elif text[b - 4:b].lower() == " and" or (b - a == 3 and text[a:b].lower() == "and"):
-            b -= 3
-        elif text[b - 3:b].lower() == " or" or (b - a == 2 and text[a:b].lower() == "or"):
-            b -= 2
-        else:
-            break
-    # Keep a closing bracket that balances an opening one inside the span.
-    while b < len(text) and text[b] == ")" and text.count("(", a, b) > text.count(")", a, b):
-        b += 1
-    return a, b
 
 
 def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
@@ -350,28 +205,17 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
     return out
 
 
-def _merge_pieces(text: str, pieces: list[_Span]) -> list[_Span]:
-    """Join neighbouring pieces about the same labels (only spaces between them), in order of start."""
-    out: list[_Span] = []
-    for s, e, labels in sorted(pieces, key=lambda p: p[0]):
-        if out and out[-1][2] == labels and (s <= out[-1][1] or not text[out[-1][1]:s].strip()):
-            out[-1] = (out[-1][0], max(out[-1][1], e), labels)
-        else:
-            out.append((s, e, labels))
-    return out
-
-
 def _before_generic(ctx: _Ctx, a: int, b: int) -> int:
     """End of the text from ``a`` to ``b`` before its first figure-wide note (after its first sentence)."""
     for s, e in ctx.sents:
-        if a < s < b and _is_generic(ctx.text[s:e]):
+        if a < s < b and is_generic(ctx.text[s:e]):
             return s
     return b
 
 
-def _carve(pieces: list[_Span], holes: list[_Piece]) -> list[_Span]:
+def _carve(pieces: list[Span], holes: list[_Piece]) -> list[Span]:
     """Remove positional spans from shared pieces (text about one place is not about all panels)."""
-    out: list[_Span] = []
+    out: list[Span] = []
     for p in pieces:
         if p[2]:
             out.append(p)
@@ -397,8 +241,8 @@ def _build(text: str, pieces: list[tuple]) -> CaptionSplit:
     shared: list[str] = []
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[list[int]]] = {}
     for p in pieces:
-        a, b = _trim(text, p[0], p[1])
-        if _WORD_CHAR.search(text, a, b) is None:
+        a, b = trim(text, p[0], p[1])
+        if WORD_CHAR.search(text, a, b) is None:
             continue
         positions = p[3] if len(p) > 3 else ()
         if not p[2] and not positions:
@@ -431,7 +275,7 @@ def split_caption(caption: str) -> CaptionSplit:
     assign_roles(text, body, tokens, {s for s, _ in sents})
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx)
-    ctx.pieces = _merge_pieces(text, _about_all_is_shared(text, _last_clause_note(text, ctx.pieces), tokens))
+    ctx.pieces = merge_pieces(text, about_all_is_shared(text, last_clause_note(text, ctx.pieces), tokens))
     extra = _positional(ctx, positions)
     pieces: list[tuple] = _carve(ctx.pieces, extra) + [(p.start, p.end, p.labels, p.positions) for p in extra]
     pieces.sort(key=lambda p: p[0])  # (stable: carved pieces before positional ones at the same start)
