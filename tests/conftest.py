@@ -62,6 +62,26 @@ def enrich_figure(corpus_dir: Path) -> None:
         c.commit()
 
 
+def write_png(path: Path, width: int, height: int, mode: str, row: Callable[[int], bytes], bit_depth: int = 8) -> None:
+    """A PNG written row by row (filter 0), so a test can make a huge image without holding it. ``mode``
+    is L, LA, RGB or RGBA; ``row(y)`` gives the row's samples (``bit_depth`` 8 or 16, big-endian)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    color = {"L": 0, "RGB": 2, "LA": 4, "RGBA": 6}[mode]
+    z = zlib.compressobj(1)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, bit_depth, color, 0, 0, 0)))
+        for y in range(height):
+            data = z.compress(b"\0" + row(y))
+            if data:
+                f.write(chunk(b"IDAT", data))
+        f.write(chunk(b"IDAT", z.flush()) + chunk(b"IEND", b""))
+
+
 @pytest.fixture(scope="session")
 def corpus_dir(tmp_path_factory) -> Path:
     """The sample articles ingested, one figure enriched, and indexed (MiniLM + BM25)."""
