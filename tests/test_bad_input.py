@@ -86,12 +86,12 @@ def test_package_links_images_and_never_writes_outside(tmp_path):
     pkg = _tar(tmp_path, [("PMC123/article.nxml", MINI, "file"), ("PMC123/cat.jpg", png, "file"),
                           ("../../evil.jpg", png, "file"), ("PMC123/link.jpg", None, "sym")])
     out = tmp_path / "images"
-    paper = parse_pmc_package(pkg, image_root=out, image_prefix="images/")
+    paper = parse_pmc_package(pkg, image_dir=out)
     (fig,) = paper.figures
-    assert fig.image == "images/PMC123/f1.jpg"
-    assert (out / "PMC123" / "f1.jpg").read_bytes() == png
+    assert fig.image == "f1.jpg"
+    assert (out / "f1.jpg").read_bytes() == png
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == [
-        "images/PMC123/f1.jpg", "pkg.tar.gz"]
+        "images/f1.jpg", "pkg.tar.gz"]
     assert any("link member" in w for w in paper.warnings)
     assert fig.inline_refs[0].panels == ["b"]
 

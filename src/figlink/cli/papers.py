@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from figlink.cli.common import err, fail, out, print_failures
+from figlink.cli.common import err, fail, one_line, out, print_failures, print_renamed, warn
 from figlink.cli.corpus import print_index
 from figlink.errors import FiglinkError
 
@@ -24,15 +25,30 @@ def parse(paths: List[Path] = typer.Argument(..., help="JATS .xml/.nxml, PMC OA 
           ) -> None:
     """Parse papers into the figlink data model; bad inputs are reported and the others still parse."""
     from figlink.images import ImageFolder
+    from figlink.paper_ids import variants
     from figlink.pipeline import process_source
 
     failed = 0
+    given: set[str] = set()  # ids given in this call: two inputs never share an images folder
+
+    def unique_id(paper) -> str:
+        pid = next(v for v in variants(paper.paper_id) if v not in given)
+        if pid != paper.paper_id:
+            warn(f"{paper.paper_id} is the id of an earlier input of this call; stored as {pid}")
+        given.add(pid)
+        return pid
+
     for path in paths:
         try:
-            paper = process_source(path, xml=xml, images=None if images is None else ImageFolder(images))
+            paper = process_source(path, xml=xml, images=None if images is None else ImageFolder(images),
+                                   paper_id=None if images is None else unique_id)
         except FiglinkError as e:
             failed += 1
-            err.print(f"[red]error:[/red] {path}: {e.stage}: {e}", highlight=False)
+            err.print(f"[red]error:[/red] {escape(one_line(f'{path}: {e.stage}: {e}'))}")
+            continue
+        except Exception as e:  # a bug on one input must not stop the others
+            failed += 1
+            err.print(f"[red]error:[/red] {escape(one_line(f'{path}: internal: {type(e).__name__}: {e}'))}")
             continue
         if as_json:
             sys.stdout.write(paper.to_json(indent=2 if pretty else None) + "\n")
@@ -47,7 +63,7 @@ def parse(paths: List[Path] = typer.Argument(..., help="JATS .xml/.nxml, PMC OA 
             out.print(t)
             out.print(f"license: {paper.license.spdx} (open: {paper.license.open})  doi: {paper.doi}")
             for w in paper.warnings:
-                err.print(f"[yellow]warning:[/yellow] {path}: {w}", highlight=False)
+                warn(f"{path}: {w}")
     raise typer.Exit(1 if failed else 0)
 
 
@@ -68,8 +84,9 @@ def ingest(sources: List[Path] = typer.Argument(..., help="Files and folders of 
 
     def ingested(r: IngestReport) -> None:
         print_failures(r.failures)
-        err.print(f"{r.ok} ingested, {r.skipped} already done, {r.failed} failed "
-                  f"({r.seen} inputs, {r.seconds:.1f} s) → {corpus}", highlight=False)
+        print_renamed(r.renamed)
+        err.print(escape(f"{r.ok} ingested, {r.skipped} already done, {r.failed} failed "
+                         f"({r.seen} inputs, {r.seconds:.1f} s) → {corpus}"))
 
     try:
         report = build(sources, corpus, engine=engine, workers=workers, vision=vision, index=make_index,
@@ -94,7 +111,9 @@ def demo(corpus: Path = typer.Option(Path("demo-corpus"), "--corpus", help="Wher
     from figlink.engine.common import IngestReport
 
     def ingested(r: IngestReport) -> None:
-        err.print(f"{r.ok} ingested, {r.skipped} already done, {r.failed} failed → {corpus}")
+        print_failures(r.failures)
+        print_renamed(r.renamed)
+        err.print(escape(f"{r.ok} ingested, {r.skipped} already done, {r.failed} failed → {corpus}"))
         with Corpus(corpus, readonly=True) as c:
             t = Table(title="figlink demo corpus", title_justify="left")
             for col in ("paper", "title", "license", "figures", "inline refs", "refs with panels"):

@@ -27,8 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
-from figlink.engine.common import EngineError, IngestReport, Result, Runner, Task, run_ingest, run_task
-from figlink.images import ImageFolder
+from figlink.engine.common import EngineError, IngestReport, Result, Runner, Task, run_ingest, run_task, window
 from figlink.pipeline import PipelineOptions
 
 INSTALL_HINT = "pip install 'figlink[ray]'"
@@ -153,7 +152,7 @@ def _run_remote(task: Task) -> Result:
 def _absolute(task: Task) -> Task:
     """The task with absolute paths: a Ray worker's working folder is not the driver's."""
     return replace(task, path=os.path.abspath(task.path), xml=None if task.xml is None else os.path.abspath(task.xml),
-                   images=ImageFolder(Path(os.path.abspath(task.images.root)), task.images.prefix))
+                   staging=os.path.abspath(task.staging))
 
 
 def _failure(ray: Any, task: Task, e: BaseException) -> Result:
@@ -169,32 +168,34 @@ def _failure(ray: Any, task: Task, e: BaseException) -> Result:
 
 def ray_runner(ray: Any, max_in_flight: Optional[int] = None) -> Runner:
     """A runner that submits :func:`run_task` as Ray tasks, at most ``max_in_flight`` at a time (by default
-    ``IN_FLIGHT_PER_CPU`` per CPU of the cluster), and yields their results as they complete."""
+    ``IN_FLIGHT_PER_CPU`` per CPU of the cluster) and at most :func:`~figlink.engine.common.window` past the
+    oldest result not yet yielded, and yields their results in task order."""
     remote = ray.remote(num_cpus=1, max_retries=1, max_calls=MAX_CALLS_PER_WORKER)(_run_remote)
 
     def run(tasks: list[Task]) -> Iterator[Result]:
         cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
         limit = max(1, max_in_flight or IN_FLIGHT_PER_CPU * cpus)
-        todo = iter(tasks)
-        in_flight: dict[Any, Task] = {}
+        ahead = max(limit, window(cpus))
+        in_flight: dict[Any, int] = {}  # object ref → task index
+        done: dict[int, Result] = {}  # results waiting for an earlier task
+        submitted = head = 0  # next task to submit; next task to yield
         try:
-            while True:
-                while len(in_flight) < limit:
-                    task = next(todo, None)
-                    if task is None:
-                        break
-                    in_flight[remote.remote(_absolute(task))] = task
-                if not in_flight:
-                    return
+            while head < len(tasks):
+                while len(in_flight) < limit and submitted < len(tasks) and submitted - head < ahead:
+                    in_flight[remote.remote(_absolute(tasks[submitted]))] = submitted
+                    submitted += 1
                 ready, _ = ray.wait(list(in_flight), num_returns=1)
                 for ref in ready:
-                    task = in_flight.pop(ref)
+                    i = in_flight.pop(ref)
+                    task = tasks[i]
                     try:
                         out = ray.get(ref)
+                        done[i] = Result(task, paper=out.paper, stage=out.stage, reason=out.reason)
                     except ray.exceptions.RayError as e:
-                        yield _failure(ray, task, e)
-                        continue
-                    yield Result(task, paper=out.paper, stage=out.stage, reason=out.reason)
+                        done[i] = _failure(ray, task, e)
+                while head in done:
+                    yield done.pop(head)
+                    head += 1
         finally:
             for ref in in_flight:  # stopped early: do not leave work running on a cluster we do not own
                 with contextlib.suppress(Exception):

@@ -18,6 +18,7 @@ from lxml import etree
 from figlink.errors import InputError, ParseError
 from figlink.ingest.licenses import normalize_license
 from figlink.model import Figure, InlineRef, Paper
+from figlink.paper_ids import safe_id
 from figlink.text.mentions import figure_key, figure_number, find_mentions, parse_mention
 from figlink.text.sentences import SentenceFinder
 
@@ -26,7 +27,6 @@ MATHML = "{http://www.w3.org/1998/Math/MathML}"
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
 
 _WS = re.compile(r"\s+")
-_SAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
 # Elements whose text is not prose of the block around them.
 _SKIP_IN_BLOCK = frozenset({"fig", "fig-group", "table-wrap", "table", "disp-formula", "tex-math", "graphic",
                             "supplementary-material", "media", "object-id", "ref-list", "inline-graphic", "label",
@@ -54,11 +54,6 @@ def _norm(s: Optional[str]) -> str:
 
 def _text(el: Optional[etree._Element]) -> str:
     return "" if el is None else _norm("".join(el.itertext()))
-
-
-def safe_id(s: str) -> str:
-    """A string usable as a file name and URL segment."""
-    return _SAFE_ID.sub("_", s).strip("._") or "paper"
 
 
 # --------------------------------------------------------------------------------------------- reading
