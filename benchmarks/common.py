@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import resource
 import sys
 import time
@@ -59,6 +60,15 @@ def ingest_peak(sources: list[str], corpus: Path, args: list[str]) -> tuple[floa
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"figlink ingest exited {proc.returncode}")
     return peak, time.perf_counter() - t
+
+
+_ARTICLE_ID = re.compile(rb"(<article-id\b[^>]*>)\s*([^<]+?)\s*(</article-id>)")
+
+
+def distinct_copy(data: bytes, copy: int) -> bytes:
+    """A JATS article with every ``<article-id>`` (PMCID, DOI, PMID…) given the suffix ``-c<copy>``: a copy
+    that is a paper of its own, where a plain copy is the same article (a reported duplicate)."""
+    return _ARTICLE_ID.sub(lambda m: m.group(1) + m.group(2) + b"-c%d" % copy + m.group(3), data)
 
 
 def timed(fn: Callable, items: Iterable, repeat: int = 1,

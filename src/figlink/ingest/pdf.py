@@ -21,7 +21,7 @@ from figlink.ingest.pdf_doc import Limits, TimeLimit, iter_pages, open_pdf, rend
 from figlink.ingest.pdf_figures import (MIN_SIDE, Region, body_width, graphic_regions, grow, is_body_line, match,
                                         space_region, text_heavy)
 from figlink.ingest.pdf_meta import find_doi, find_title
-from figlink.ingest.pdf_page import Box, Line, PageContent, area, intersection, read_page
+from figlink.ingest.pdf_page import MAX_PAGE_OBJECTS, Box, Line, PageContent, area, intersection, read_page
 from figlink.model import Figure, Paper
 from figlink.paper_ids import safe_id
 from figlink.text.mentions import figure_number
@@ -239,6 +239,8 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
                 warnings.append(f"page {i + 1}: /Rotate {page.get_rotation()} ignored (read unrotated)")
                 page.set_rotation(0)
             content = read_page(page, i)
+            if content.graphics_skipped:
+                warnings.append(f"page {i + 1}: draws over {MAX_PAGE_OBJECTS:,} objects; its graphics were not read")
             content.lines = heads.strip(content.lines)
             scanned = _is_scanned(content)
             pictures += scanned

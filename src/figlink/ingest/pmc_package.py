@@ -8,19 +8,25 @@ write outside the output folder or exhaust memory.
 
 from __future__ import annotations
 
+import bz2
+import contextlib
+import gzip
+import lzma
 import os
 import shutil
 import tarfile
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Optional
+from typing import Iterator, Optional
 
 from figlink.errors import InputError, UnsafeArchiveError
 from figlink.ingest.jats import DEFAULT_MAX_BYTES, parse_jats_bytes
 from figlink.model import Paper
 from figlink.paper_ids import safe_id
 
+READ_BLOCK = 1 << 20  # bytes of the tar stream read (and inflated) at a time
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".gif", ".tif", ".tiff", ".bmp", ".webp"})
 ARTICLE_SUFFIXES = (".nxml", ".xml")
 
@@ -47,11 +53,32 @@ def _members(tar: tarfile.TarFile, limits: ArchiveLimits):
         yield m
 
 
-def _open(path: Path) -> tarfile.TarFile:
+_CORRUPT = (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError)
+_DECOMPRESSORS = ((b"\x1f\x8b", gzip.GzipFile), (b"BZh", bz2.BZ2File), (b"\xfd7zXZ\x00", lzma.LZMAFile))
+
+
+@contextlib.contextmanager
+def _open(path: Path) -> Iterator[tarfile.TarFile]:
+    """The archive as a stream of members, read once, ``READ_BLOCK`` bytes at a time.
+
+    The file is decompressed by the standard library's gzip/bz2/lzma readers, which inflate at most what
+    each read asks for, and tarfile reads the plain tar stream from them: tarfile's own stream decompressor
+    inflates a whole input block at once and keeps the rest in a buffer it copies on every read, so a
+    highly compressed member (1.9 GB of junk in 2 MB) took minutes and a gigabyte to skip."""
+    raw = path.open("rb")
     try:
-        return tarfile.open(path, mode="r|*")
-    except (tarfile.TarError, OSError, EOFError) as e:
-        raise InputError(f"not a readable tar archive: {e}") from None
+        head = raw.read(6)
+        raw.seek(0)
+        opener = next((make for magic, make in _DECOMPRESSORS if head.startswith(magic)), None)
+        plain = opener(fileobj=raw, mode="rb") if opener is not None else raw
+        try:
+            tar = tarfile.open(fileobj=plain, mode="r|", bufsize=READ_BLOCK)
+        except (*_CORRUPT, ValueError) as e:
+            raise InputError(f"not a readable tar archive: {e}") from None
+        with tar:
+            yield tar
+    finally:
+        raw.close()
 
 
 def _read(tar: tarfile.TarFile, m: tarfile.TarInfo, cap: int, what: str) -> bytes:
@@ -159,7 +186,7 @@ def parse_pmc_package(path: str | Path, image_dir: Optional[Path] = None,
                         early[stem] = m.name
                         if spool is not None:
                             _save(tar, m, limits.max_image_bytes, spool / stem)
-    except (tarfile.TarError, EOFError, OSError) as e:
+    except _CORRUPT as e:
         raise InputError(f"truncated or corrupt archive: {e}") from None
     finally:
         if spool is not None:
