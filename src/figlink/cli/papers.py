@@ -85,6 +85,9 @@ def ingest(sources: List[Path] = typer.Argument(..., help="Files and folders of 
     def ingested(r: IngestReport) -> None:
         print_failures(r.failures)
         print_renamed(r.renamed)
+        if r.nodes:  # the Ray engine says where its tasks ran
+            where = ", ".join(f"{node[:12]}: {n}" for node, n in sorted(r.nodes.items()))
+            err.print(escape(f"tasks per node ({len(r.nodes)} nodes): {where}"))
         err.print(escape(f"{r.ok} ingested, {r.skipped} already done, {r.failed} failed "
                          f"({r.seen} inputs, {r.seconds:.1f} s) → {corpus}"))
 

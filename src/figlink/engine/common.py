@@ -50,6 +50,7 @@ class IngestReport:
     seconds: float = 0.0
     failures: list[tuple[str, str, str]] = field(default_factory=list)  # (path, stage, reason)
     renamed: list[tuple[str, str, str, str]] = field(default_factory=list)  # (path, proposed id, stored id, holder)
+    nodes: dict[str, int] = field(default_factory=dict)  # tasks run per node, when the runner says where
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class Result:
     paper: Optional[Paper] = None
     stage: str = ""
     reason: str = ""
+    node: str = ""  # where it ran, when the runner knows (the Ray node id)
 
 
 # A runner takes the tasks and yields one result per task, in task order, never running more than
@@ -254,6 +256,8 @@ def run_ingest(sources: Iterable[str | Path], corpus_dir: str | Path, runner: Ru
         try:
             for res in results:
                 in_put = True
+                if res.node:
+                    report.nodes[res.node] = report.nodes.get(res.node, 0) + 1
                 _write(corpus, res, planned.twins.get(res.task.sha256, []), report)
                 in_put = False
                 pending += 1

@@ -145,8 +145,11 @@ def ray_session(workers: int = 1, address: Optional[str] = None) -> Iterator[Any
 
 
 def _run_remote(task: Task) -> Result:
-    """Body of the Ray task (a module-level function, so workers import it rather than unpickle code)."""
-    return run_task(task)
+    """Body of the Ray task (a module-level function, so workers import it rather than unpickle code); the
+    result names the node it ran on."""
+    import ray
+
+    return replace(run_task(task), node=ray.get_runtime_context().get_node_id())
 
 
 def _absolute(task: Task) -> Task:
@@ -190,7 +193,7 @@ def ray_runner(ray: Any, max_in_flight: Optional[int] = None) -> Runner:
                     task = tasks[i]
                     try:
                         out = ray.get(ref)
-                        done[i] = Result(task, paper=out.paper, stage=out.stage, reason=out.reason)
+                        done[i] = Result(task, paper=out.paper, stage=out.stage, reason=out.reason, node=out.node)
                     except ray.exceptions.RayError as e:
                         done[i] = _failure(ray, task, e)
                 while head in done:
