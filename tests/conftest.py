@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Callable, Iterator
@@ -80,6 +82,26 @@ def write_png(path: Path, width: int, height: int, mode: str, row: Callable[[int
             if data:
                 f.write(chunk(b"IDAT", data))
         f.write(chunk(b"IDAT", z.flush()) + chunk(b"IEND", b""))
+
+
+def corpus_content(corpus_dir: Path) -> dict:
+    """Everything a corpus holds that does not depend on when it was written."""
+    db = sqlite3.connect(corpus_dir / "corpus.sqlite")
+    try:
+        papers = [json.loads(js) for (js,) in db.execute("SELECT json FROM papers ORDER BY paper_id")]
+        paper_cols = db.execute("SELECT paper_id, source, doi, pmcid, title, journal, year, license_spdx, "
+                                "license_open, n_figures, input_sha256, input_path FROM papers ORDER BY paper_id"
+                                ).fetchall()
+        figures = db.execute("SELECT * FROM figures ORDER BY paper_id, figure_id").fetchall()
+        inputs = db.execute("SELECT sha256, path, paper_id, status, stage, reason FROM inputs ORDER BY sha256"
+                            ).fetchall()
+        errors = db.execute("SELECT path, sha256, stage, reason FROM errors ORDER BY path").fetchall()
+    finally:
+        db.close()
+    images = {p.relative_to(corpus_dir).as_posix(): p.read_bytes()
+              for p in sorted((corpus_dir / "images").rglob("*")) if p.is_file()}
+    return {"papers": papers, "paper_cols": paper_cols, "figures": figures, "inputs": inputs, "errors": errors,
+            "images": images}
 
 
 @pytest.fixture(scope="session")

@@ -173,7 +173,10 @@ def ray_runner(ray: Any, max_in_flight: Optional[int] = None) -> Runner:
     """A runner that submits :func:`run_task` as Ray tasks, at most ``max_in_flight`` at a time (by default
     ``IN_FLIGHT_PER_CPU`` per CPU of the cluster) and at most :func:`~figlink.engine.common.window` past the
     oldest result not yet yielded, and yields their results in task order."""
-    remote = ray.remote(num_cpus=1, max_retries=1, max_calls=MAX_CALLS_PER_WORKER)(_run_remote)
+    # SPREAD: independent CPU-bound tasks go to every node of a cluster rather than filling the driver's
+    # node first (Ray's default packs them there while it has room, and reuses its warm workers)
+    remote = ray.remote(num_cpus=1, max_retries=1, max_calls=MAX_CALLS_PER_WORKER,
+                        scheduling_strategy="SPREAD")(_run_remote)
 
     def run(tasks: list[Task]) -> Iterator[Result]:
         cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
