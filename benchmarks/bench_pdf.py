@@ -9,7 +9,10 @@
   labelled figure regions and figure-caption regions found with IoU ≥ 0.7, per labelled box and per
   figure (the boxes of subfigures set side by side over one caption taken together).
 * DocBank also: box recall and precision of figures (adjacent boxes merged) and captions at IoU >= 0.5 and
-  0.7, and caption text WER against the caption's labelled tokens (label prefix dropped on both sides).
+  0.7, and caption text WER against the caption's labelled tokens (label prefix dropped on both sides). A
+  gold caption is the region of its caption-labelled tokens (neighbouring lines joined up to 1.6 token
+  heights apart, so double-spaced captions hold together) with the tokens inside it that DocBank labels
+  otherwise (some symbols and numbers); see ``_caption_groups``.
 * Speed: pages/s per core, seconds per paper (p50/p99), peak memory on a 300-page PDF.
 
 Split (issue 15): eLife by folder name, DocBank by arXiv paper id (``figlink.eval.splits.split_of``); every
@@ -353,11 +356,9 @@ def docbank_gold(txt: Path, w: float, h: float) -> tuple[list[Box], list[Box], l
         tokens.append((parts[0], box, parts[9]))
     figs = [b for _, b, lab in tokens if lab == "figure"]
     gold_figs = [_union([figs[i] for i in g]) for g in _components(figs, 0.0)]
-    caps: list[int] = [i for i, t in enumerate(tokens) if t[2] == "caption"]
     gold_caps = []
     texts: list[str] = []
-    for g in _components([tokens[i][1] for i in caps], 8.0):
-        idx = sorted(caps[k] for k in g)
+    for idx in _caption_groups(tokens):
         first = idx[0]
         label = [j for j in range(max(0, first - 3), first)
                  if tokens[j][2] != "caption" and re.match(r"^(fig(ure)?s?\.?|\d+[.:]?|[A-Z]?\d+[.:]?)$", tokens[j][0], re.I)]
@@ -391,6 +392,54 @@ def docbank_gold(txt: Path, w: float, h: float) -> tuple[list[Box], list[Box], l
     merged = [_union(g) for g in groups.values()]
     docbank_gold.caption_texts = texts  # type: ignore[attr-defined]  (read by bench_docbank)
     return gold_figs, merged, gold_caps
+
+
+def _caption_groups(tokens: list[tuple[str, Box, str]]) -> list[list[int]]:
+    """Token indices of each labelled caption region, in file (reading) order.
+
+    Caption tokens join when they sit on one line or on neighbouring lines of one column (a vertical gap
+    of up to 1.6 token heights, so double-spaced captions hold together); a group is cut where a line
+    opens with a new "Figure N". Tokens with another label inside a group's box (DocBank labels some
+    of a caption's symbols and numbers as paragraph or equation) belong to it: the region's text is the
+    caption. (Grouping by a fixed 8-point distance split double-spaced captions into their lines; runs
+    of caption labels in file order split captions at every such symbol; both kept only a first piece.)
+    """
+    caps = [i for i, t in enumerate(tokens) if t[2] == "caption"]
+    parent = {i: i for i in caps}
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    def opens_label(k: int) -> bool:
+        word, box, _ = tokens[k]
+        nxt = tokens[k + 1][0] if k + 1 < len(tokens) else ""
+        prev = tokens[k - 1] if k else None
+        return bool(re.match(r"^(fig|figure)\.?$", word, re.I) and re.match(r"^[A-Z]?\d+[.:]?$", nxt)
+                    and prev is not None and box[0] < prev[1][0] and re.search(r"[.)]$", prev[0]))
+
+    for n, i in enumerate(caps):
+        a = tokens[i][1]
+        for j in caps[n + 1:n + 80]:
+            b = tokens[j][1]
+            hgt = max(a[3] - a[1], b[3] - b[1], 1.0)
+            vgap = max(a[1], b[1]) - min(a[3], b[3])
+            hgap = max(a[0], b[0]) - min(a[2], b[2])
+            same_line = vgap < -0.5 * hgt and hgap < 3 * hgt
+            next_line = -0.5 * hgt <= vgap <= 1.6 * hgt and hgap < 0
+            if (same_line or next_line) and not opens_label(j):
+                parent[find(j)] = find(i)
+    groups: dict[int, list[int]] = {}
+    for i in caps:
+        groups.setdefault(find(i), []).append(i)
+    out = []
+    for idx in groups.values():
+        box = _union([tokens[i][1] for i in idx])
+        inside = [k for k, (_, b, lab) in enumerate(tokens) if lab != "caption" and k > idx[0]
+                  and box[0] <= (b[0] + b[2]) / 2 <= box[2] and box[1] <= (b[1] + b[3]) / 2 <= box[3]]
+        out.append(sorted(set(idx) | set(inside)))
+    return sorted(out)
 
 
 def _nearest_caption(fig: Box, caps: list[Box], reach: float = 80.0) -> int | None:

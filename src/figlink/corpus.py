@@ -35,7 +35,7 @@ from figlink.images import ImageFolder, discard
 from figlink.model import Paper
 from figlink.paper_ids import is_variant, same_article, variants
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 1  # of the tables; each paper's JSON carries its own (figlink.model.SCHEMA_VERSION)
 DB_NAME = "corpus.sqlite"
 
 _SCHEMA = """

@@ -36,16 +36,19 @@ class OneLineErrors(TyperGroup):
     1 for the rest)."""
 
     def main(self, args: Optional[Sequence[str]] = None, prog_name: Optional[str] = None,
-             complete_var: Optional[str] = None, standalone_mode: bool = True, **extra: Any) -> Any:
+             complete_var: Optional[str] = None, standalone_mode: bool = True, windows_expand_args: bool = True,
+             **extra: Any) -> Any:
+        run = dict(windows_expand_args=windows_expand_args, **extra)
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **run)
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **run)
         except click_errors.NoArgsIsHelpError as e:  # `figlink` or `figlink captions` alone: the help
             e.show()
             sys.exit(e.exit_code)
         except click_errors.ClickException as e:
-            where = f" (see {e.ctx.command_path} --help)" if getattr(e, "ctx", None) is not None else ""
+            ctx = getattr(e, "ctx", None)
+            where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
             err.print(f"[red]error:[/red] {_escape(one_line(e.format_message()) + where)}")
             sys.exit(e.exit_code)
         except Abort:

@@ -205,10 +205,10 @@ def _write(corpus: Corpus, res: Result, twins: list[str], report: IngestReport) 
         claim = corpus.claim_id(paper, task.path)
         if claim.duplicate:
             ids = ", ".join(f"{k} {v}" for k, v in (("PMCID", paper.pmcid), ("DOI", paper.doi)) if v)
-            paper, stage = None, "duplicate"
-            reason = (f"the same article ({ids}) as {claim.holder}, stored as paper {res.paper.paper_id}; not "
+            reason = (f"the same article ({ids}) as {claim.holder}, stored as paper {paper.paper_id}; not "
                       f"stored again (to update that paper, replace {claim.holder} and ingest again)")
-        elif claim.paper_id != paper.paper_id:
+            paper, stage = None, "duplicate"
+        elif claim.paper_id is not None and claim.paper_id != paper.paper_id:
             natural = paper.paper_id
             note = f"paper id {natural} is held by another paper (from {claim.holder}); stored as {claim.paper_id}"
             paper = replace(paper, paper_id=claim.paper_id, warnings=[*paper.warnings, note])

@@ -22,7 +22,8 @@ from figlink.ingest.pdf_figures import (MIN_SIDE, Region, body_width, graphic_re
                                         space_region, text_heavy)
 from figlink.ingest.pdf_meta import find_doi, find_title
 from figlink.ingest.pdf_page import MAX_PAGE_OBJECTS, Box, Line, PageContent, area, intersection, read_page
-from figlink.model import Figure, Paper
+from figlink import model
+from figlink.model import Figure, PageBox, Paper
 from figlink.paper_ids import safe_id
 from figlink.text.mentions import figure_number
 
@@ -100,10 +101,11 @@ def _space_regions(page: pdfium.PdfPage, content: PageContent, captions: list[Ca
 
 
 def _page_figures(page: pdfium.PdfPage, content: PageContent, opts: Options,
-                  warnings: list[str]) -> list[_Found]:
+                  warnings: list[str], carry: Caption | None = None) -> list[_Found]:
     """Captions of the page with their figure regions: the PDF's own graphics first, then the layout
-    model, then the drawn ink next to the caption, each only for the captions still unmatched."""
-    captions = find_captions(content)
+    model, then the drawn ink next to the caption, each only for the captions still unmatched.
+    ``carry``: a caption of the page before that runs on onto this one."""
+    captions = find_captions(content, carry)
     if not captions:
         return []
     full = body_width(content.lines)
@@ -201,6 +203,11 @@ def page_figures(path: str | Path, page_index: int, options: Options | None = No
         doc.close()
 
 
+def _points(box: Box) -> model.Box:
+    """A page box as the model's, in PDF points rounded to 0.01."""
+    return model.Box.points(round(float(v), 2) for v in box)
+
+
 def _figure_id(key: str) -> str:
     return "fig" + re.sub(r"[^A-Za-z0-9]", "", key.replace("-s", "s"))
 
@@ -211,9 +218,9 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
 
     Figure crops are written as PNG files ``<figure_id>.png`` into ``image_dir`` when given (``Figure.image``
     is then the file name). The paper id is the file name's stem made safe (merged: the JATS paper's id).
-    ``Figure.page`` is 1-based; ``Figure.bbox`` is in PDF points, origin at the top-left of the page.
-    Raises :class:`~figlink.errors.InputError` or :class:`~figlink.errors.ParseError` with a one-line reason
-    for a bad file.
+    ``Figure.page`` is 1-based; ``Figure.bbox`` and ``Figure.caption_bbox`` (the caption's first part) are
+    in PDF points, origin at the top-left of the page. Raises :class:`~figlink.errors.InputError` or
+    :class:`~figlink.errors.ParseError` with a one-line reason for a bad file.
     """
     opts = options or Options()
     path = Path(path)
@@ -227,6 +234,7 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
     vocab: Counter[str] = Counter()
     pictures = 0
     heads = RunningHeads()
+    carry: Caption | None = None  # a caption cut off at the foot of the page before
     doi: str | None = None
     title: str | None = None
     if image_dir is not None:
@@ -258,7 +266,9 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
                 warnings.append(f"page {i + 1}: {content.width:.0f}x{content.height:.0f} points; "
                                 "rendered below the requested resolution")
             taken: list[Box] = []
-            for f in _page_figures(page, content, opts, warnings):
+            found = _page_figures(page, content, opts, warnings, carry)
+            carry = next((f.caption for f in reversed(found) if f.caption.open_end), None)
+            for f in found:
                 cap = f.caption
                 taken.extend(ln.box for ln in cap.lines)
                 if cap.continuation:
@@ -270,11 +280,11 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
                     warnings.append(f"page {i + 1}: a second caption for {cap.label} was skipped")
                     continue
                 fig = Figure(figure_id=_figure_id(cap.key), label=cap.label, number=figure_number(cap.key),
-                             caption=cap.text, page=i + 1)
+                             caption=cap.text, page=i + 1, caption_bbox=PageBox(i + 1, _points(cap.box)))
                 if "-s" in cap.key:
                     fig.parent = _figure_id(cap.key.split("-s", 1)[0])
                 if f.source != "none":
-                    fig.bbox = [round(float(v), 2) for v in f.box]
+                    fig.bbox = _points(f.box)
                     if image_dir is not None:
                         name = f"{fig.figure_id}.png"
                         _crop(page, content, f.box, opts, image_dir / name)

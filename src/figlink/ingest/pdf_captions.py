@@ -6,13 +6,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from figlink.ingest.pdf_page import Box, Line, PageContent, union
+from figlink.ingest.pdf_blocks import Frame, column_start, grow, same_size
+from figlink.ingest.pdf_page import MARGIN, Box, Line, PageContent, union
+from figlink.text import grammar as g
 from figlink.text.mentions import find_mentions
 
-_OPENER = re.compile(
-    r"^\s*(?:(?:supplementa(?:l|ry)|suppl\.?|extended\s+data)\s+)?fig(?:ure)?s?\.?\s*[SA]?\d", re.I)
-_AFTER_LABEL = re.compile(r"^\s*(?:[.:|\u2014\u2013]|-\s|\s+[A-Z(\[\"'\u201c])")
-_ATTACHMENT = re.compile(r"^\s*[\u2014\u2013-]\s*(?:source\s+(?:data|code)|video|animation|audio)\b", re.I)
+# After the label: its closing mark, or the caption's first word.
+_AFTER_LABEL = re.compile(rf"^\s*(?:[.:|{g.DASH_CHARS[2:]}]|-\s|\s+[A-Z(\[\"'\u201c])")
+_ATTACHMENT = re.compile(rf"^\s*{g.DASH}\s*(?:source\s+(?:data|code)|video|animation|audio)\b", re.I)
+_LABEL_MARK = re.compile(rf"^\s*[.:|{g.DASH_CHARS}]?\s*")
 _CONTINUED = re.compile(r"^[\s.:]*\(?continued\b", re.I)
 _END_MARKERS = re.compile(r"^(?:DOI:|https?://doi|The following (?:figure supplement|source data))", re.I)
 _SENTENCE_END = re.compile(r"[.:;!?)\]]$")
@@ -28,6 +30,8 @@ class Caption:
     lines: list[Line] = field(default_factory=list)
     text: str = ""
     continuation: bool = False  # "Figure 1. Continued": the rest of a caption begun on an earlier page
+    open_end: bool = False  # cut off in mid-sentence at the foot of the page: it goes on overleaf
+    pitch: float = 0.0  # baseline to baseline, between its lines (0 for one line)
 
     @property
     def box(self) -> Box:
@@ -43,7 +47,7 @@ def caption_label(text: str) -> tuple[str, str, str] | None:
     "Figure 3. Growth curves" → ``("3", "Figure 3", "Growth curves")``. A body sentence that starts
     with a mention ("Figure 3 shows", "Figures 3–5", "Figure 3A") is not a caption.
     """
-    if not _OPENER.match(text):
+    if not g.CAPTION_OPENER.match(text):
         return None
     mentions = find_mentions(text)
     if not mentions or mentions[0].start > 3:
@@ -57,12 +61,7 @@ def caption_label(text: str) -> tuple[str, str, str] | None:
     if _ATTACHMENT.match(rest):
         return None  # "Figure 1—source data 1.": a file attached to the figure, not its caption
     label = m.text.strip().rstrip(".:")
-    return m.citations[0].key, label, re.sub(r"^\s*[.:|\u2014\u2013-]?\s*", "", rest)
-
-
-def _same_column(a: Box, b: Box) -> bool:
-    ov = min(a[2], b[2]) - max(a[0], b[0])
-    return ov > 0.5 * min(a[2] - a[0], b[2] - b[0])
+    return m.citations[0].key, label, _LABEL_MARK.sub("", rest)
 
 
 def _line_above(lines: list[Line], i: int) -> Line | None:
@@ -71,55 +70,28 @@ def _line_above(lines: list[Line], i: int) -> Line | None:
     for j, ln in enumerate(lines):
         if j == i or ln.vertical or ln.box[3] > me[1] + 0.3 * lines[i].height:
             continue
-        if _same_column(ln.box, me) and (best is None or ln.box[3] > best.box[3]):
+        ov = min(ln.box[2], me[2]) - max(ln.box[0], me[0])
+        if ov > 0.5 * min(ln.box[2] - ln.box[0], me[2] - me[0]) and (best is None or ln.box[3] > best.box[3]):
             best = ln
     return best
 
 
-def _continues_paragraph(lines: list[Line], i: int) -> bool:
+def _continues_paragraph(lines: list[Line], i: int, lead: dict[float, float]) -> bool:
     """True when line ``i`` is the next line of a running paragraph (a mention broken onto a line)."""
     above = _line_above(lines, i)
     if above is None:
         return False
-    h = lines[i].height
-    return (lines[i].box[1] - above.box[3] < 0.45 * h and abs(above.height - h) < 0.25 * h
+    me = lines[i]
+    usual = lead.get(round(me.type_size, 1), lead.get(0.0, 1.25))
+    return (me.base - above.base <= 1.15 * usual * me.type_size and same_size(above, me)
             and not _SENTENCE_END.search(above.text))
 
 
-def _follow(lines: list[Line], start: int, used: set[int], loose: bool = False) -> list[int]:
-    """Indices of the lines that continue a caption begun at ``start``, top to bottom."""
-    out = [start]
-    cur = lines[start]
-    x0 = cur.box[0]
-    x1 = max(cur.box[2], x0 + 0.5 * (cur.box[2] - cur.box[0]))
-    h0 = cur.height
-    while True:
-        nxt, nxt_i = None, -1
-        for j, ln in enumerate(lines):
-            if j in used or j in out or ln.vertical:
-                continue
-            b = ln.box
-            if b[1] < cur.box[1] + 0.5 * cur.height:
-                continue
-            ov = min(b[2], x1 + 5) - max(b[0], x0 - 5)
-            if ov < 0.6 * (b[2] - b[0]) and abs(b[0] - x0) > 0.6 * h0:
-                continue
-            if nxt is None or b[1] < nxt.box[1]:
-                nxt, nxt_i = ln, j
-        if nxt is None:
-            return out
-        first_loose = loose and len(out) == 1
-        if nxt.box[1] - cur.box[3] > (1.5 if first_loose else 0.9) * max(h0, nxt.height):
-            return out
-        if abs(nxt.height - h0) > 0.35 * h0 and not first_loose:
-            return out
-        if first_loose:
-            h0 = nxt.height
-        if caption_label(nxt.text) is not None or _END_MARKERS.match(nxt.text):
-            return out
-        out.append(nxt_i)
-        x1 = max(x1, nxt.box[2])
-        cur = nxt
+def _opens_block(line: Line, above: str) -> bool:
+    """A line that starts a block of its own, below a row that reads ``above``: another figure caption, a
+    table's (after a finished sentence: "… listed in" + "Table 1." runs on), or an object id."""
+    return (caption_label(line.text) is not None or bool(_END_MARKERS.match(line.text))
+            or (bool(g.OTHER_OPENER.match(line.text)) and bool(_SENTENCE_END.search(above.rstrip()))))
 
 
 def join_lines(texts: list[str]) -> str:
@@ -163,34 +135,51 @@ def resolve_hyphens(text: str, vocab: dict[str, int]) -> str:
     return _SOFT_WORD.sub(fix, text).replace("\u00ad", "-")
 
 
-def find_captions(page: PageContent) -> list[Caption]:
-    """Figure captions that open on this page, and caption continuations ("Figure 1. Continued")."""
+def _row_text(lines: list[Line], row: list[int]) -> str:
+    return " ".join(lines[k].text for k in row)
+
+
+def find_captions(page: PageContent, carry: Caption | None = None) -> list[Caption]:
+    """Figure captions that open on this page, and caption continuations: after a marker ("Figure 1.
+    Continued"), or, for ``carry`` (a caption of the page before left open in mid-sentence), the text
+    that opens this page in its type."""
     lines = page.lines
     used: set[int] = set()
     found: list[Caption] = []
-    order = sorted(range(len(lines)), key=lambda k: (lines[k].box[1], lines[k].box[0]))
-    for i in order:
-        ln = lines[i]
-        if i in used or ln.vertical:
+    labels = {i: lab for i, ln in enumerate(lines) if not ln.vertical and (lab := caption_label(ln.text))}
+    if not labels and (carry is None or not carry.open_end):
+        return found
+    frame = Frame.of(lines, page.height, MARGIN, [g.box for g in page.graphics])
+    if carry is not None and carry.open_end:
+        last = carry.lines[-1]
+        left = min(ln.box[0] for ln in carry.lines[1:] or carry.lines)
+        start = column_start(lines, last, left, max(ln.box[2] for ln in carry.lines) - left, used, frame)
+        if start is not None and start not in labels:
+            blk = grow(lines, start, used, frame, _opens_block, pitch=carry.pitch)
+            used.update(blk.indices)
+            text = join_lines([_row_text(lines, row) for row in blk.rows])
+            found.append(Caption(carry.key, carry.label, page.index, [lines[k] for k in blk.indices], text, True,
+                                 blk.open, blk.pitch))
+    for i in sorted(labels, key=lambda k: (lines[k].box[1], lines[k].box[0])):
+        if i in used or _continues_paragraph(lines, i, frame.lead):
             continue
-        lab = caption_label(ln.text)
-        if lab is None or _continues_paragraph(lines, i):
-            continue
-        key, label, rest = lab
+        key, label, rest = labels[i]
         if _CONTINUED.match(rest):
             if re.search(r"next\s+page|overleaf", rest, re.I):
                 used.add(i)
                 continue  # "Figure 1. Continued on next page": a marker, not text
-            idx = _follow(lines, i, used, loose=True)
-            used.update(idx)
-            texts = [lines[k].text for k in idx[1:]]
-            found.append(Caption(key, label, page.index, [lines[k] for k in idx], join_lines(texts), True))
+            blk = grow(lines, i, used, frame, _opens_block, after_marker=True)
+            used.update(blk.indices)
+            texts = [_row_text(lines, row) for row in blk.rows[1:]]
+            found.append(Caption(key, label, page.index, [lines[k] for k in blk.indices], join_lines(texts), True,
+                                 blk.open, blk.pitch))
             continue
-        idx = _follow(lines, i, used)
-        used.update(idx)
-        texts = [rest] + [lines[k].text for k in idx[1:]]
-        cap_lines = [lines[k] for k in idx]
-        found.append(Caption(key, label, page.index, cap_lines, join_lines(texts)))
+        blk = grow(lines, i, used, frame, _opens_block, label_chars=len(lines[i].text) - len(rest))
+        used.update(blk.indices)
+        first = " ".join([rest] + [lines[k].text for k in blk.rows[0][1:]])
+        texts = [first] + [_row_text(lines, row) for row in blk.rows[1:]]
+        found.append(Caption(key, label, page.index, [lines[k] for k in blk.indices], join_lines(texts),
+                             open_end=blk.open, pitch=blk.pitch))
     return found
 
 

@@ -14,14 +14,13 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from figlink.ingest.pdf_captions import Caption
-from figlink.ingest.pdf_page import Box, Line, PageContent, area, gap, intersection, union
+from figlink.ingest.pdf_page import MARGIN, Box, Line, PageContent, area, gap, intersection, union
 
 _NO = 1e6
 CLUSTER_GAP = 6.0  # points between elements of one figure
 MIN_SIDE = 12.0  # a region smaller than this on both sides is an icon or a bullet
 MAX_CAPTION_GAP = 0.35  # of the page height, between a caption and its figure
 GROW_GAP = 48.0  # points: panels of one figure set this far apart (with only their subcaptions between)
-MARGIN = 0.065  # of the page height: the bands of running headers and footers
 
 
 @dataclass

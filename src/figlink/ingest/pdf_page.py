@@ -15,6 +15,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 Box = tuple[float, float, float, float]
+MARGIN = 0.065  # of the page height: the bands of running headers and footers
 
 MAX_PAGE_OBJECTS = 100_000  # drawn objects read per page (the development PDFs draw at most ~1,200)
 
@@ -25,16 +26,35 @@ _SPACES = re.compile(r"[ \t\u00a0\r\n]+")
 
 @dataclass
 class Line:
-    """A line of text: its box, its text and its height (a stand-in for the font size)."""
+    """A line of text: its box, its text, and the type it is mostly set in.
+
+    ``size``, ``font`` and ``baseline`` describe the line's dominant type (the size and face most of its
+    letters use, the y of their baseline); a glyph set in another font (a symbol, a sub- or superscript)
+    does not change them. Lines read by OCR have no type: ``size`` falls back to the box height.
+    """
 
     box: Box
     text: str
     vertical: bool = False  # rotated text (landscape tables, y-axis labels)
     bold: bool = False
+    size: float = 0.0  # font size in points; 0 when unknown
+    font: str = ""  # font name without its subset tag ("ABCDEF+")
+    italic: bool = False
+    baseline: float = 0.0  # y of the dominant type's baseline; 0 when unknown
 
     @property
     def height(self) -> float:
         return self.box[3] - self.box[1]
+
+    @property
+    def type_size(self) -> float:
+        """The dominant font size, or the box height where it is unknown."""
+        return self.size if self.size > 0 else self.height
+
+    @property
+    def base(self) -> float:
+        """The baseline, or where it would be for a box of type (0.2 em above the bottom) where unknown."""
+        return self.baseline if self.baseline > 0 else self.box[3] - 0.2 * self.type_size
 
 
 @dataclass
@@ -97,23 +117,42 @@ class _Frame:
         return (max(0.0, x0), max(0.0, y0), min(self.width, x1), min(self.height, y1))
 
 
+def _rows(segs: list[Line]) -> list[list[Line]]:
+    """Runs grouped into rows: a run joins a row whose first run it overlaps vertically by most of its
+    height (a raised exponent or a lowered index sits on the row of the text around it)."""
+    rows: list[list[Line]] = []
+    for seg in sorted(segs, key=lambda s: (s.box[1] + s.box[3]) / 2):
+        for row in reversed(rows[-3:]):
+            core = row[0].box
+            if min(core[3], seg.box[3]) - max(core[1], seg.box[1]) > 0.6 * min(seg.height, core[3] - core[1]):
+                row.append(seg)
+                break
+        else:
+            rows.append([seg])
+    return rows
+
+
 def _merge_segments(segs: list[Line]) -> list[Line]:
-    """Join text runs that sit on one baseline, close together, into lines."""
-    segs = sorted(segs, key=lambda s: (round(s.box[1]), s.box[0]))
+    """Join text runs that sit on one row, close together, into lines (left to right within a row)."""
     lines: list[Line] = []
-    for seg in segs:
-        last = lines[-1] if lines else None
-        if last is not None:
-            lb, box, h = last.box, seg.box, max(seg.height, last.height)
-            overlap = min(lb[3], box[3]) - max(lb[1], box[1])
-            reach = 3.0 * h if _LABEL_ONLY.match(last.text) else 1.0 * h
-            if overlap > 0.6 * min(seg.height, last.height) and -0.2 * h < box[0] - lb[2] < reach:
-                sep = "" if box[0] - lb[2] < 0.12 * h else " "
-                last.box = union(lb, box)
-                last.text = last.text + sep + seg.text
-                continue
-        lines.append(seg)
-    return lines
+    for row in _rows(segs):
+        row.sort(key=lambda s: s.box[0])
+        last: Line | None = None
+        for seg in row:
+            if last is not None:
+                lb, box, h = last.box, seg.box, max(seg.height, last.height)
+                overlap = min(lb[3], box[3]) - max(lb[1], box[1])
+                reach = 3.0 * h if _LABEL_ONLY.match(last.text) else 1.0 * h
+                if overlap > 0.6 * min(seg.height, last.height) and -0.2 * h < box[0] - lb[2] < reach:
+                    sep = "" if box[0] - lb[2] < 0.12 * h else " "
+                    if len(seg.text) > len(last.text) and seg.size > 0:  # the longer run sets the line's type
+                        last.size, last.font, last.italic, last.baseline = seg.size, seg.font, seg.italic, seg.baseline
+                    last.box = union(lb, box)
+                    last.text = last.text + sep + seg.text
+                    continue
+            lines.append(seg)
+            last = seg
+    return sorted(lines, key=lambda ln: (round(ln.box[1]), ln.box[0]))
 
 
 def _runs(codes: list[int], boxes: list[Box]) -> list[tuple[int, int]]:
@@ -158,22 +197,85 @@ def _char(code: int) -> str:
     return chr(code) if 0 < code < 0x110000 else ""
 
 
-def _em_box(textpage: pdfium.PdfTextPage, frame: _Frame, a: int, b: int, box: Box) -> Box:
-    """The run's box with the vertical extent of its type (baseline − 0.8 em … baseline + 0.2 em),
-    the convention of pdfminer/pdfplumber), joined with the glyphs' own boxes."""
-    x, y = ctypes.c_double(), ctypes.c_double()
-    top, bottom = box[3], box[1]
-    probe = {a, (a + b) // 2, b - 1} if b - a > 3 else set(range(a, b))  # the type size of a run, sampled
-    for i in sorted(probe):
-        size = pdfium_c.FPDFText_GetFontSize(textpage, i)
-        if size <= 0 or not pdfium_c.FPDFText_GetCharOrigin(textpage, i, x, y):
+_NOT_INK = (32, 0xA0, 2, 10, 13)
+_ITALIC_FLAG = 0x40  # PDF font descriptor flag
+_ITALIC_NAME = re.compile(r"italic|oblique|-it\b|ital", re.I)
+_SAMPLES = 6  # letters sampled per run for its type
+
+
+@dataclass
+class _Type:
+    """The dominant type of a run of characters."""
+
+    size: float = 0.0
+    font: str = ""
+    italic: bool = False
+    baseline: float = 0.0
+
+
+class _Fonts:
+    """Font name and italic flag per character, cached by the text object that draws it."""
+
+    def __init__(self, textpage: pdfium.PdfTextPage) -> None:
+        self.textpage = textpage
+        self.cache: dict[int, tuple[str, bool]] = {}
+        self.buf = ctypes.create_string_buffer(128)
+        self.matrix = pdfium_c.FS_MATRIX()
+        self.x, self.y = ctypes.c_double(), ctypes.c_double()
+
+    def of(self, i: int) -> tuple[str, bool]:
+        obj = pdfium_c.FPDFText_GetTextObject(self.textpage, i)
+        key = ctypes.cast(obj, ctypes.c_void_p).value or 0
+        got = self.cache.get(key) if key else None
+        if got is None:
+            flags = ctypes.c_int(0)
+            n = pdfium_c.FPDFText_GetFontInfo(self.textpage, i, self.buf, len(self.buf), ctypes.byref(flags))
+            name = self.buf.raw[: max(0, n - 1)].decode("latin-1", "replace") if n > 0 else ""
+            name = name.split("+", 1)[1] if len(name) > 7 and name[6] == "+" else name
+            got = (name, bool(flags.value & _ITALIC_FLAG) or bool(_ITALIC_NAME.search(name)))
+            if key:
+                self.cache[key] = got
+        return got
+
+    def size_and_base(self, i: int, top: float) -> tuple[float, float] | None:
+        """The type size of character ``i`` as drawn (its font size times the scale of its text matrix;
+        a font set at size 1 and scaled by the matrix is common) and the y of its baseline."""
+        size = pdfium_c.FPDFText_GetFontSize(self.textpage, i)
+        if size <= 0 or not pdfium_c.FPDFText_GetCharOrigin(self.textpage, i, self.x, self.y):
+            return None
+        m = self.matrix
+        if pdfium_c.FPDFText_GetMatrix(self.textpage, i, ctypes.byref(m)):
+            size *= (m.c * m.c + m.d * m.d) ** 0.5 or 1.0
+        return round(size, 1), top - self.y.value
+
+
+def _type_of(fonts: _Fonts, frame: _Frame, codes: list[int], a: int, b: int) -> _Type:
+    """Size, face and baseline of the type most sampled letters of the run ``a:b`` are set in."""
+    step = max(1, (b - a) // _SAMPLES)
+    seen: list[tuple[float, float, int]] = []
+    for i in range(a, b, step):
+        if codes[i] in _NOT_INK:
             continue
-        if pdfium_c.FPDFText_GetUnicode(textpage, i) in (32, 0xA0, 2, 10, 13):
-            continue
-        base = frame.top - y.value
-        top, bottom = min(top, base - 0.8 * size), max(bottom, base + 0.2 * size)
-    if top >= bottom:
+        got = fonts.size_and_base(i, frame.top)
+        if got is not None:
+            seen.append((got[0], got[1], i))
+    if not seen:
+        return _Type()
+    votes: dict[float, int] = {}
+    for size, _, _ in seen:
+        votes[size] = votes.get(size, 0) + 1
+    size = max(votes, key=votes.__getitem__)
+    mine = [t for t in seen if t[0] == size]
+    font, italic = fonts.of(mine[0][2])
+    return _Type(size, font, italic, sorted(t[1] for t in mine)[len(mine) // 2])
+
+
+def _em_box(box: Box, kind: _Type, frame: _Frame) -> Box:
+    """The run's box with the vertical extent of its type (baseline − 0.8 em … baseline + 0.2 em, the
+    convention of pdfminer/pdfplumber), joined with the glyphs' own boxes."""
+    if kind.size <= 0:
         return box
+    top, bottom = kind.baseline - 0.8 * kind.size, kind.baseline + 0.2 * kind.size
     return (box[0], max(0.0, min(top, box[1])), box[2], min(frame.height, max(bottom, box[3])))
 
 
@@ -186,6 +288,7 @@ def read_text_lines(page: pdfium.PdfPage, frame: _Frame) -> list[Line]:
         boxes = [frame.box(*textpage.get_charbox(i, loose=True)) for i in range(n)]
         segs: list[Line] = []
         vertical: list[Line] = []
+        fonts = _Fonts(textpage)
         for a, b in _runs(codes, boxes):
             chars = [(codes[i], boxes[i]) for i in range(a, b)]
             ink = [bx for code, bx in chars if code not in (32, 0xA0, 2, 10, 13)]
@@ -202,7 +305,9 @@ def read_text_lines(page: pdfium.PdfPage, frame: _Frame) -> list[Line]:
                 vertical.append(Line(box, text, vertical=True))
             else:
                 bold = pdfium_c.FPDFText_GetFontWeight(textpage, a) >= 600
-                segs.append(Line(_em_box(textpage, frame, a, b, box), text, bold=bold))
+                kind = _type_of(fonts, frame, codes, a, b)
+                segs.append(Line(_em_box(box, kind, frame), text, bold=bold, size=kind.size, font=kind.font,
+                                 italic=kind.italic, baseline=kind.baseline))
         return _merge_segments(segs) + vertical
     finally:
         textpage.close()
@@ -265,4 +370,5 @@ def read_page(page: pdfium.PdfPage, index: int) -> PageContent:
                        graphics=graphics or [], graphics_skipped=graphics is None)
 
 
-__all__ = ["Box", "Line", "Graphic", "PageContent", "read_page", "union", "area", "intersection", "iou", "gap"]
+__all__ = ["MARGIN", "Box", "Line", "Graphic", "PageContent", "read_page", "union", "area", "intersection", "iou",
+           "gap"]

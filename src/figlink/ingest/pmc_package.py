@@ -11,6 +11,7 @@ from __future__ import annotations
 import bz2
 import contextlib
 import gzip
+import io
 import lzma
 import os
 import shutil
@@ -19,7 +20,7 @@ import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterator, Optional
+from typing import IO, Callable, Iterator, Optional
 
 from figlink.errors import InputError, UnsafeArchiveError
 from figlink.ingest.jats import DEFAULT_MAX_BYTES, parse_jats_bytes
@@ -54,7 +55,10 @@ def _members(tar: tarfile.TarFile, limits: ArchiveLimits):
 
 
 _CORRUPT = (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError)
-_DECOMPRESSORS = ((b"\x1f\x8b", gzip.GzipFile), (b"BZh", bz2.BZ2File), (b"\xfd7zXZ\x00", lzma.LZMAFile))
+_DECOMPRESSORS: tuple[tuple[bytes, Callable[[IO[bytes]], io.BufferedIOBase]], ...] = (
+    (b"\x1f\x8b", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
+    (b"BZh", lambda raw: bz2.BZ2File(raw, mode="rb")),
+    (b"\xfd7zXZ\x00", lambda raw: lzma.LZMAFile(raw, mode="rb")))
 
 
 @contextlib.contextmanager
@@ -70,7 +74,7 @@ def _open(path: Path) -> Iterator[tarfile.TarFile]:
         head = raw.read(6)
         raw.seek(0)
         opener = next((make for magic, make in _DECOMPRESSORS if head.startswith(magic)), None)
-        plain = opener(fileobj=raw, mode="rb") if opener is not None else raw
+        plain = opener(raw) if opener is not None else raw
         try:
             tar = tarfile.open(fileobj=plain, mode="r|", bufsize=READ_BLOCK)
         except (*_CORRUPT, ValueError) as e:
