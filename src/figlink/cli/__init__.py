@@ -1,94 +1,50 @@
 """The ``figlink`` command line: one subcommand per stage.
 
-``parse`` / ``ingest`` / ``demo`` (:mod:`.papers`), ``show`` / ``export`` / ``index`` (:mod:`.corpus`),
-``search`` / ``serve`` (:mod:`.search`), ``panels`` (:mod:`.panels`) and ``captions`` (from
-:mod:`figlink.text.cli_captions`). Each command is a thin layer over the Python API.
+``parse`` (:mod:`.parse`), ``ingest`` / ``demo`` (:mod:`.papers`), ``show`` / ``export`` / ``index``
+(:mod:`.corpus`), ``search`` / ``serve`` (:mod:`.search`), ``panels`` (:mod:`.panels`) and ``captions``
+(from :mod:`figlink.text.cli_captions`). Each command is a thin layer over the Python API.
 
-Every failure is one line on stderr (:class:`OneLineErrors`): a usage error, a bad input, and a bug alike
-(``figlink --verbose`` adds the traceback of a bug and lets the libraries' own logs through).
+``figlink parse`` runs without the typer application (:mod:`.application`): typer imports pydantic and rich, most of
+the start-up of a command that parses one article in a few milliseconds. Every other command, and ``parse``
+inside the application (``CliRunner().invoke(app, ["parse", ...])``), goes through :data:`app`, which is
+imported on first use (``from figlink.cli import app``).
 """
 
 from __future__ import annotations
 
 import sys
-import traceback
-from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, NoReturn, Optional, Sequence
 
-import typer
-from typer.core import TyperGroup
-from typer.exceptions import Abort
-
-try:  # the Click that typer runs on: its own copy since typer 0.2x
-    from typer._click import exceptions as click_errors
-except ImportError:  # pragma: no cover - an older typer on the real Click
-    from click import exceptions as click_errors  # type: ignore[no-redef]
-
-from figlink.cli import corpus, panels, papers, search
-from figlink.cli.common import err, one_line
-from figlink.logs import set_verbose, verbose
-from figlink.text.cli_captions import captions_app
+VERBOSE_FLAGS = ("--verbose", "-v")
 
 
-class OneLineErrors(TyperGroup):
-    """The root command group: Click's usage errors (a box or a usage block of several lines) and uncaught
-    exceptions (a traceback) become one ``error:`` line on stderr, with Click's exit codes (2 for usage,
-    1 for the rest)."""
+def main(argv: Optional[Sequence[str]] = None) -> NoReturn:
+    """The console entry point: ``figlink ARGS`` (``argv``: the arguments, default ``sys.argv[1:]``)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    lead = 0
+    while lead < len(args) and args[lead] in VERBOSE_FLAGS:
+        lead += 1
+    if lead < len(args) and args[lead] == "parse":
+        from figlink.cli import parse
 
-    def main(self, args: Optional[Sequence[str]] = None, prog_name: Optional[str] = None,
-             complete_var: Optional[str] = None, standalone_mode: bool = True, windows_expand_args: bool = True,
-             **extra: Any) -> Any:
-        run = dict(windows_expand_args=windows_expand_args, **extra)
-        if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode=False, **run)
-        try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **run)
-        except click_errors.NoArgsIsHelpError as e:  # `figlink` or `figlink captions` alone: the help
-            e.show()
-            sys.exit(e.exit_code)
-        except click_errors.ClickException as e:
-            ctx = getattr(e, "ctx", None)
-            where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
-            err.print(f"[red]error:[/red] {_escape(one_line(e.format_message()) + where)}")
-            sys.exit(e.exit_code)
-        except Abort:
-            err.print("[red]error:[/red] aborted")
-            sys.exit(1)
-        except Exception as e:  # a bug: one line, the traceback with --verbose
-            if verbose():
-                traceback.print_exc()
-            tb = traceback.extract_tb(e.__traceback__)
-            at = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
-            err.print(f"[red]error:[/red] {_escape(one_line(f'internal: {type(e).__name__}: {e}{at}'))}")
-            sys.exit(1)
-        sys.exit(rv if isinstance(rv, int) else 0)
+        if lead:
+            from figlink.logs import set_verbose
+
+            set_verbose(True)
+        sys.exit(parse.main(args[lead + 1:]))
+    from figlink.cli.application import app
+
+    app(args=args, prog_name="figlink")
+    sys.exit(0)  # pragma: no cover - the application exits itself
 
 
-def _escape(text: str) -> str:
-    from rich.markup import escape
+def __getattr__(name: str) -> Any:
+    """``app`` and ``OneLineErrors``, imported on first use."""
+    if name in ("app", "OneLineErrors"):
+        from figlink.cli import application
 
-    return escape(text)
-
-
-app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True,
-                  help="figlink: figures in context from scientific papers.")
-
-
-@app.callback()
-def _root(show_logs: bool = typer.Option(False, "--verbose", "-v",
-                                         help="Let the libraries' own logs through; tracebacks for internal errors.")
-          ) -> None:
-    """figlink: figures in context from scientific papers."""
-    if show_logs:
-        set_verbose(True)
+        return getattr(application, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-app.add_typer(captions_app, name="captions", help="Caption intelligence: subcaptions, cues, normalization.")
-app.command("panels")(panels.panels_command)
-for command in (papers.parse, papers.ingest, corpus.show, corpus.export, corpus.index, search.search, search.serve,
-                papers.demo):
-    app.command()(command)
-
-
-def main() -> None:  # pragma: no cover - console entry point
-    app()
+__all__ = ["main", "app"]

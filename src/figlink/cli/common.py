@@ -14,16 +14,13 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from figlink.cli.parse import one_line
+
 if TYPE_CHECKING:
     from figlink.corpus import Corpus
 
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 out = Console()
-
-
-def one_line(text: object) -> str:
-    """``text`` on one line: every run of white space (line breaks included) made one space."""
-    return " ".join(str(text).split())
 
 
 def print_failures(failures: list[tuple[str, str, str]]) -> None:

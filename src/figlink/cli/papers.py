@@ -1,8 +1,7 @@
-"""``figlink parse``, ``figlink ingest`` and ``figlink demo``: papers in, a corpus out."""
+"""``figlink ingest`` and ``figlink demo``: papers in, a corpus out (``figlink parse``: :mod:`.parse`)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -10,61 +9,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from figlink.cli.common import err, fail, one_line, out, print_failures, print_renamed, warn
+from figlink.cli.common import err, fail, out, print_failures, print_renamed
 from figlink.cli.corpus import print_index
-from figlink.errors import FiglinkError
 
 REPO_SAMPLES = Path(__file__).resolve().parents[3] / "samples"
-
-
-def parse(paths: List[Path] = typer.Argument(..., help="JATS .xml/.nxml, PMC OA .tar.gz or PDF files."),
-          xml: Optional[Path] = typer.Option(None, "--xml", help="JATS XML of the PDF, to merge with it."),
-          as_json: bool = typer.Option(False, "--json", help="Print one Paper JSON per input (JSON lines)."),
-          pretty: bool = typer.Option(False, "--pretty", help="Indent the JSON."),
-          images: Optional[Path] = typer.Option(None, "--images", help="Save figure images under this folder."),
-          ) -> None:
-    """Parse papers into the figlink data model; bad inputs are reported and the others still parse."""
-    from figlink.images import ImageFolder
-    from figlink.paper_ids import variants
-    from figlink.pipeline import process_source
-
-    failed = 0
-    given: set[str] = set()  # ids given in this call: two inputs never share an images folder
-
-    def unique_id(paper) -> str:
-        pid = next(v for v in variants(paper.paper_id) if v not in given)
-        if pid != paper.paper_id:
-            warn(f"{paper.paper_id} is the id of an earlier input of this call; stored as {pid}")
-        given.add(pid)
-        return pid
-
-    for path in paths:
-        try:
-            paper = process_source(path, xml=xml, images=None if images is None else ImageFolder(images),
-                                   paper_id=None if images is None else unique_id)
-        except FiglinkError as e:
-            failed += 1
-            err.print(f"[red]error:[/red] {escape(one_line(f'{path}: {e.stage}: {e}'))}")
-            continue
-        except Exception as e:  # a bug on one input must not stop the others
-            failed += 1
-            err.print(f"[red]error:[/red] {escape(one_line(f'{path}: internal: {type(e).__name__}: {e}'))}")
-            continue
-        if as_json:
-            sys.stdout.write(paper.to_json(indent=2 if pretty else None) + "\n")
-        else:
-            t = Table(title=f"{paper.paper_id} — {paper.title or ''}", title_justify="left")
-            for col in ("figure", "label", "caption", "refs", "panels cited"):
-                t.add_column(col, overflow="fold")
-            for f in paper.figures:
-                panels = sorted({p for r in f.inline_refs for p in r.panels})
-                t.add_row(f.figure_id, f.label or "", (f.caption[:80] + "…") if len(f.caption) > 80 else f.caption,
-                          str(len(f.inline_refs)), ",".join(panels))
-            out.print(t)
-            out.print(f"license: {paper.license.spdx} (open: {paper.license.open})  doi: {paper.doi}")
-            for w in paper.warnings:
-                warn(f"{path}: {w}")
-    raise typer.Exit(1 if failed else 0)
 
 
 def ingest(sources: List[Path] = typer.Argument(..., help="Files and folders of papers."),

@@ -25,7 +25,8 @@ from typing import Callable, Iterable, Iterator, Optional
 from figlink.corpus import Corpus, file_sha256
 from figlink.errors import FiglinkError
 from figlink.images import discard
-from figlink.ingest import SUPPORTED_SUFFIXES, source_kind
+from figlink.ingest import source_kind
+from figlink.ingest.sources import Source, iter_sources
 from figlink.model import Paper
 from figlink.pipeline import PipelineOptions, stage_source
 
@@ -93,46 +94,6 @@ class Plan:
 
     tasks: list[Task] = field(default_factory=list)
     twins: dict[str, list[str]] = field(default_factory=dict)  # sha256 → paths of the later copies
-
-
-@dataclass(frozen=True)
-class Source:
-    """One input: a file, or a PDF with the JATS XML of the same article (merged, MedICaT Appendix A)."""
-
-    path: Path
-    xml: Optional[Path] = None
-
-
-def _pair_pdfs(files: list[Path]) -> list[Source]:
-    """Pair ``X.pdf`` (or ``X-figures.pdf`` when there is no ``X.pdf``) with ``X.xml``/``X.nxml`` of the
-    same folder; every other file is a source of its own."""
-    by_key = {(f.parent, f.name.lower()): f for f in files}
-    used: set[Path] = set()
-    pairs: dict[Path, Path] = {}
-    for f in files:
-        if f.suffix.lower() != ".pdf":
-            continue
-        stem = f.stem[: -len("-figures")] if f.stem.lower().endswith("-figures") else f.stem
-        if stem != f.stem and (f.parent, f"{stem}.pdf".lower()) in by_key:
-            continue  # the article PDF takes the XML
-        xml = by_key.get((f.parent, f"{stem}.xml".lower())) or by_key.get((f.parent, f"{stem}.nxml".lower()))
-        if xml is not None and xml not in used:
-            used.add(xml)
-            pairs[f] = xml
-    return [Source(f, pairs.get(f)) for f in files if f not in used]
-
-
-def iter_sources(sources: Iterable[str | Path]) -> Iterator[Source]:
-    """Files named, and supported files inside folders named (recursively, sorted), with PDFs paired
-    with their XML; missing paths are yielded too, so that the run reports them."""
-    for s in sources:
-        p = Path(s)
-        if p.is_dir():
-            files = [f for f in sorted(p.rglob("*"))
-                     if f.is_file() and not f.name.startswith(".") and f.name.lower().endswith(SUPPORTED_SUFFIXES)]
-            yield from _pair_pdfs(files)
-        else:
-            yield Source(p)
 
 
 def run_task(task: Task) -> Result:
