@@ -221,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append([label, f"{len(files) / t:.1f} articles/s", f"{t:.2f} s", f"{c:.2f} s",
                              f"exit {timed.last_rc}", ""])  # type: ignore[attr-defined]
                 shutil.rmtree(corpus, ignore_errors=True)
+        if "before" in runs:
+            same = (work / "before.jsonl").read_bytes() == (work / "figlink.jsonl").read_bytes()
+            print(f"output of before and after: {'byte-identical' if same else 'DIFFERENT'}")
         print_table(f"End to end, one process per run, wall clock incl. start-up ({len(files)} Europe PMC articles, "
                     f"best of {repeat})", ["command", "throughput", "wall", "CPU", "output", "vs pubmed_parser"], rows)
         if args.profile:
