@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import resource
 import sys
 import time
@@ -40,13 +41,19 @@ def peak_rss_mb() -> float:
 def ingest_peak(sources: list[str], corpus: Path, args: list[str]) -> tuple[float, float]:
     """Run ``figlink ingest SOURCES --corpus CORPUS ARGS`` in a child process: the peak summed RSS (MB) of
     its whole process tree (workers, Ray's processes) and its wall time in seconds."""
+    return figlink_peak(["ingest", *sources, "--corpus", str(corpus), *args])
+
+
+def figlink_peak(args: list[str], env: dict | None = None) -> tuple[float, float]:
+    """Run ``figlink ARGS`` in a child process (``env`` added to this one's): the peak summed RSS (MB) of its
+    whole process tree and its wall time in seconds."""
     import subprocess
 
     import psutil
 
     t = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "figlink.cli", "ingest", *sources, "--corpus", str(corpus), *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, "-m", "figlink.cli", *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})
     ps = psutil.Process(proc.pid)
     peak = 0.0
     while proc.poll() is None:
@@ -57,8 +64,17 @@ def ingest_peak(sources: list[str], corpus: Path, args: list[str]) -> tuple[floa
             pass
         time.sleep(0.05)
     if proc.returncode not in (0, 1):
-        raise RuntimeError(f"figlink ingest exited {proc.returncode}")
+        raise RuntimeError(f"figlink {args[0]} exited {proc.returncode}")
     return peak, time.perf_counter() - t
+
+
+_ARTICLE_ID = re.compile(rb"(<article-id\b[^>]*>)\s*([^<]+?)\s*(</article-id>)")
+
+
+def distinct_copy(data: bytes, copy: int) -> bytes:
+    """A JATS article with every ``<article-id>`` (PMCID, DOI, PMID…) given the suffix ``-c<copy>``: a copy
+    that is a paper of its own, where a plain copy is the same article (a reported duplicate)."""
+    return _ARTICLE_ID.sub(lambda m: m.group(1) + m.group(2) + b"-c%d" % copy + m.group(3), data)
 
 
 def timed(fn: Callable, items: Iterable, repeat: int = 1,
