@@ -10,7 +10,8 @@ Safe to share between threads.
 from __future__ import annotations
 
 import threading
-from collections import Counter
+import time
+from collections import Counter, OrderedDict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -28,6 +29,8 @@ from figlink.index.vectors import VectorSet
 MAX_QUERY_CHARS = 1000
 MAX_K = 1000
 CANDIDATES = 100  # per signal, before fusion
+QUERY_CACHE = 1024  # query embeddings remembered per searcher
+RETRY_LOAD_S = 5.0  # a version that failed to load in the background is tried again after this
 # MiniLM is general-domain: the weaker signal on papers. "figure" (panel level only) ranks panels by how
 # well their whole figure matches (all its citing sentences, caption, OCR), then by their own match.
 SIGNAL_WEIGHTS = {"lexical": 1.0, "text_dense": 0.5, "figure": 1.0}
@@ -125,6 +128,9 @@ class Searcher:
         self.reload_in_background = reload_in_background
         self._loader: Optional[threading.Thread] = None
         self._loader_lock = threading.Lock()
+        self._failed: tuple[Optional[str], float] = (None, 0.0)
+        self._query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     def _embedder_for(self, v: _Version) -> Optional[Embedder]:
         if not v.manifest.get("dense"):
@@ -157,10 +163,30 @@ class Searcher:
                 return self._version
         raise IndexMissing(f"the index in {self.corpus_dir} kept changing while loading; try again")
 
+    def _query_vector(self, emb: Embedder, query: str) -> np.ndarray:
+        """The query's embedding; the last QUERY_CACHE queries are remembered (paging through results or
+        changing a filter repeats a query, and embedding it is the largest cost of a search)."""
+        key = (emb.name, query)
+        with self._cache_lock:
+            v = self._query_cache.get(key)
+            if v is not None:
+                self._query_cache.move_to_end(key)
+                return v
+        v = emb.encode([query])[0]
+        with self._cache_lock:
+            self._query_cache[key] = v
+            while len(self._query_cache) > QUERY_CACHE:
+                self._query_cache.popitem(last=False)
+        return v
+
     def _load_later(self, name: str) -> None:
-        """Start loading version ``name`` in a thread unless one is loading already."""
+        """Start loading version ``name`` in a thread unless one is loading already (or loading it failed
+        less than RETRY_LOAD_S ago)."""
         with self._loader_lock:
             if self._loader is not None and self._loader.is_alive():
+                return
+            failed_name, failed_at = self._failed
+            if failed_name == name and time.monotonic() - failed_at < RETRY_LOAD_S:
                 return
             self._loader = threading.Thread(target=self._load_into, args=(name,), name="figlink-index-load",
                                             daemon=True)
@@ -169,8 +195,9 @@ class Searcher:
     def _load_into(self, name: str) -> None:
         try:
             v = _load(self.root, name)
-        except (FileNotFoundError, OSError):
-            return  # replaced while loading: the next query starts a load of the newer one
+        except Exception:  # noqa: BLE001 - e.g. removed while loading; queries go on from the loaded version
+            self._failed = (name, time.monotonic())
+            return
         with self._reload:
             if self._version is None or self._version.name < name:
                 self._version = v
@@ -212,7 +239,7 @@ class Searcher:
             n *= 2
         n = min(n, MAX_K)
         emb = self._embedder_for(v)
-        qvec = emb.encode([query])[0] if emb is not None else None
+        qvec = self._query_vector(emb, query) if emb is not None else None
         lists: list[list] = []
         if level == "figure":
             scored = self._scored(v, "figure", query, qvec, f, n)
