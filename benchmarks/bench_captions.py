@@ -33,7 +33,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any, Callable
 
-from figlink.text.caption_eval import mean_f1, naive_split
+from figlink.eval.caption_eval import mean_f1, naive_split
 from figlink.text.compound import compound_cues
 from figlink.text.keywords import find_medical_keywords, is_medical
 from figlink.text.normalize import normalize_advanced, normalize_basic, normalized_caption

@@ -25,7 +25,8 @@ from common import REPO, print_table  # noqa: E402
 
 from figlink.corpus import Corpus  # noqa: E402
 from figlink.engine.local import ingest  # noqa: E402
-from figlink.exports import EXPORTERS, SHARD_PATTERN, ExportReport  # noqa: E402
+from figlink.exports import FOLDER_FORMATS, WRITERS, ExportReport, export  # noqa: E402
+from figlink.exports.webdataset import SHARD_PATTERN  # noqa: E402
 from figlink.model import Figure  # noqa: E402
 from figlink.pipeline import PipelineOptions  # noqa: E402
 
@@ -71,13 +72,13 @@ def main() -> None:
         with Corpus(corpus_dir, readonly=True) as corpus:
             figures = {(p.paper_id, f.figure_id): f for p in corpus.papers() for f in p.figures}
             n_fig = len(figures)
-            for fmt, export in EXPORTERS.items():
+            for fmt in WRITERS:
                 best, peak, result = float("inf"), 0, None
                 for k in range(3):
-                    out = tmp / f"{fmt}-{k}" if fmt in ("coco", "webdataset") else tmp / f"{fmt}-{k}.out"
+                    out = tmp / f"{fmt}-{k}" if fmt in FOLDER_FORMATS else tmp / f"{fmt}-{k}.out"
                     tracemalloc.start()
                     t = time.perf_counter()
-                    result = export(corpus, out)
+                    result = export(corpus, fmt, out)
                     best = min(best, time.perf_counter() - t)
                     peak = max(peak, tracemalloc.get_traced_memory()[1])
                     tracemalloc.stop()
@@ -86,9 +87,9 @@ def main() -> None:
                 elif fmt == "webdataset":
                     check = _wds_check(out, result, figures)
                 else:
-                    check = f"{result} records"
+                    check = f"{result.written} records"
                 done = f"{result.written} of {result.figures} figures, {result.failed} failed" \
-                    if isinstance(result, ExportReport) else f"{n_fig} figures"
+                    if fmt in FOLDER_FORMATS else f"{n_fig} figures"
                 rows.append([fmt, f"{n_fig / best:,.0f}", f"{best * 1e3:.1f} ms", f"{peak / 2**20:.1f} MiB", done,
                              check])
         print_table(f"Exports of {n_fig} figures (best of 3, one core)",

@@ -8,11 +8,18 @@
 * DocBank (arXiv pages with labelled tokens, 0–1000 coordinates, 0-based page index): share of
   labelled figure regions and figure-caption regions found with IoU ≥ 0.7, per labelled box and per
   figure (the boxes of subfigures set side by side over one caption taken together).
+* DocBank also: box recall and precision of figures (adjacent boxes merged) and captions at IoU >= 0.5 and
+  0.7, and caption text WER against the caption's labelled tokens (label prefix dropped on both sides).
 * Speed: pages/s per core, seconds per paper (p50/p99), peak memory on a 300-page PDF.
+
+Split (issue 15): eLife by folder name, DocBank by arXiv paper id (``figlink.eval.splits.split_of``); every
+table shows tune and check with the naive extractor of the same run. Target on check: caption WER <= 1/3
+of naive's; no row below naive. ``--failures`` writes the tune part's missed figures and captions with
+WER > 10 to benchmarks/out/pdf_tune_failures.jsonl.
 
 The naive baseline (pdfplumber) merges embedded image boxes per page region and takes text blocks
 that start with "Figure N" as captions, each paired with the nearest image region.
-Usage: ``python benchmarks/bench_pdf.py [--quick]``.
+Usage: ``python benchmarks/bench_pdf.py [--part tune|check|both] [--quick] [--failures] [--no-memory]``.
 """
 
 from __future__ import annotations
@@ -28,13 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import print_table, require_shared_data  # noqa: E402
+from common import add_part_args, parts_of, print_table, require_shared_data, split_table, write_failures  # noqa: E402
 
 import jiwer  # noqa: E402
 import numpy as np  # noqa: E402
 import pdfplumber  # noqa: E402
 import pypdfium2 as pdfium  # noqa: E402
 
+from figlink.eval.splits import doc_key, split_of  # noqa: E402
 from figlink.ingest.jats import parse_jats  # noqa: E402
 from figlink.ingest.pdf import page_figures, parse_pdf  # noqa: E402
 from figlink.ingest.pdf_page import iou  # noqa: E402
@@ -184,13 +192,38 @@ def same_article(pdf_path: Path, doi: str | None) -> bool:
     return nums[-1] in text
 
 
-def bench_elife(data: Path) -> tuple[list[list[str]], list[float], int, list[str]]:
-    stats = {name: {"tp": 0, "gold": 0, "pred": 0, "wer": [], "refs": 0, "refs_found": 0}
-             for name in ("naive", "figlink")}
+def _new_stats() -> dict:
+    return {"tp": 0, "gold": 0, "pred": 0, "wer": [], "refs": 0, "refs_found": 0, "docs": 0}
+
+
+def _score_figures(st: dict, gold: dict, got: dict, captions: dict, refs: bool) -> list[tuple[str, float]]:
+    """Add one document to ``st``; returns (figure key, caption WER) per gold figure."""
+    st["docs"] += 1
+    st["gold"] += len(gold)
+    st["pred"] += len(got)
+    st["tp"] += len(set(gold) & set(got))
+    out = []
+    for k, g in gold.items():
+        w = caption_wer(g.caption, captions[k][0] if k in captions else None)
+        st["wer"].append(w)
+        out.append((k, w))
+        if refs:
+            for r in g.inline_refs:
+                st["refs"] += 1
+                st["refs_found"] += ref_found(r.text, got[k][1] if k in got else [])
+    return out
+
+
+def bench_elife(data: Path, parts: tuple[str, ...], fails: list[dict] | None) -> tuple[dict, list[float], int, list[str]]:
+    """Article PDFs against their JATS, per part of the split (by folder name)."""
+    stats = {(n, p): _new_stats() for n in ("naive", "figlink") for p in parts}
     lat: list[float] = []
     pages = 0
     notes: list[str] = []
     for pdf_path, xml_path in elife_pairs(data):
+        part = split_of(doc_key(pdf_path.parent.name))
+        if part not in parts:
+            continue
         xml_paper = article_only(xml_path)
         gold = {k: f for f in xml_paper.figures if (k := _main_key(f.label))}
         if not gold:
@@ -211,28 +244,30 @@ def bench_elife(data: Path) -> tuple[list[list[str]], list[float], int, list[str
         naive = {f.key: (f.caption, f.refs) for f in naive_found if f.box is not None}
         captions = {"naive": naive_all, "figlink": pred}  # the baseline's captions count even without an image
         for name, got in (("naive", naive), ("figlink", pred)):
-            s = stats[name]
-            s["gold"] += len(gold)
-            s["pred"] += len(got)
-            s["tp"] += len(set(gold) & set(got))
-            for k, g in gold.items():
-                s["wer"].append(caption_wer(g.caption, captions[name][k][0] if k in captions[name] else None))
-                for r in g.inline_refs:
-                    s["refs"] += 1
-                    s["refs_found"] += ref_found(r.text, got[k][1] if k in got else [])
-    rows = []
-    for name, s in stats.items():
-        rows.append([name, f"{100 * s['tp'] / max(1, s['gold']):.1f}%", f"{100 * s['tp'] / max(1, s['pred']):.1f}%",
-                     f"{np.mean(s['wer']):.2f}", f"{100 * s['refs_found'] / max(1, s['refs']):.1f}%",
-                     f"{s['gold']} figs / {s['refs']} refs"])
-    return rows, lat, pages, notes
+            scored = _score_figures(stats[name, part], gold, got, captions[name], refs=True)
+            if fails is not None and name == "figlink" and part == "tune":
+                fails.extend(_figure_failures(pdf_path, gold, got, captions[name], scored))
+    return stats, lat, pages, notes
 
 
-def bench_figure_pdfs(data: Path, lat: list[float]) -> tuple[list[list[str]], int]:
+def _figure_failures(pdf_path: Path, gold: dict, got: dict, captions: dict, scored: list) -> list[dict]:
+    out = []
+    for k, w in scored:
+        if k not in got or w > 10.0:
+            out.append({"pdf": f"{pdf_path.parent.name}/{pdf_path.name}", "figure": k, "found": k in got,
+                        "caption_wer": round(w, 2), "gold_caption": gold[k].caption,
+                        "predicted_caption": captions[k][0] if k in captions else None})
+    return out
+
+
+def bench_figure_pdfs(data: Path, lat: list[float], parts: tuple[str, ...], fails: list[dict] | None) -> tuple[dict, int]:
     """eLife figures-only PDFs: every figure, figure supplements included, against the JATS."""
-    stats = {name: {"tp": 0, "gold": 0, "pred": 0, "wer": []} for name in ("naive", "figlink")}
+    stats = {(n, p): _new_stats() for n in ("naive", "figlink") for p in parts}
     pages = 0
     for d in sorted((data / "pdf" / "elife").iterdir()):
+        part = split_of(doc_key(d.name))
+        if part not in parts:
+            continue
         for pdf_path in sorted(d.glob("*-figures.pdf")):
             xml_path = d / (pdf_path.stem[: -len("-figures")] + ".xml")
             if not xml_path.exists():
@@ -244,16 +279,39 @@ def bench_figure_pdfs(data: Path, lat: list[float]) -> tuple[list[list[str]], in
             t = time.process_time()
             paper = parse_pdf(pdf_path)
             lat.append(time.process_time() - t)
-            ours = {k: f.caption for f in paper.figures if (k := figure_key(f.label)) and f.bbox}
-            naive = {f.key: f.caption for f in naive_extract(pdf_path) if f.box is not None}
+            ours = {k: (f.caption, []) for f in paper.figures if (k := figure_key(f.label)) and f.bbox}
+            naive = {f.key: (f.caption, []) for f in naive_extract(pdf_path) if f.box is not None}
             for name, got in (("naive", naive), ("figlink", ours)):
-                st = stats[name]
-                st["gold"] += len(gold)
-                st["pred"] += len(got)
-                st["tp"] += len(set(gold) & set(got))
-                st["wer"].extend(caption_wer(g.caption, got.get(k)) for k, g in gold.items())
-    return [[n, f"{100 * st['tp'] / max(1, st['gold']):.1f}%", f"{100 * st['tp'] / max(1, st['pred']):.1f}%",
-             f"{np.mean(st['wer']) if st['wer'] else 0:.2f}", f"{st['gold']} figs"] for n, st in stats.items()], pages
+                scored = _score_figures(stats[name, part], gold, got, got, refs=False)
+                if fails is not None and name == "figlink" and part == "tune":
+                    fails.extend(_figure_failures(pdf_path, gold, got, got, scored))
+    return stats, pages
+
+
+def elife_rows(stats: dict, refs: bool) -> list[list[str]]:
+    def get(name: str, part: str, fn) -> str:
+        st = stats.get((name, part))
+        return fn(st) if st and st["docs"] else "-"
+
+    rec = lambda st: f"{100 * st['tp'] / max(1, st['gold']):.1f}%"  # noqa: E731
+    prec = lambda st: f"{100 * st['tp'] / max(1, st['pred']):.1f}%"  # noqa: E731
+    wer = lambda st: f"{np.mean(st['wer']):.2f}" if st["wer"] else "-"  # noqa: E731
+    ref = lambda st: f"{100 * st['refs_found'] / max(1, st['refs']):.1f}%"  # noqa: E731
+    n = lambda st: f"{st['docs']} PDFs, {st['gold']} figures" + (f", {st['refs']} refs" if refs else "")  # noqa: E731
+    naive_check = stats.get(("naive", "check"))
+    wer_target = (f"<= {np.mean(naive_check['wer']) / 3:.2f} (naive / 3)" if naive_check and naive_check["wer"]
+                  else "<= naive / 3")
+    rows = [["figure recall", get("figlink", "tune", rec), get("figlink", "check", rec), get("naive", "tune", rec),
+             get("naive", "check", rec), ">= naive"],
+            ["figure precision", get("figlink", "tune", prec), get("figlink", "check", prec), get("naive", "tune", prec),
+             get("naive", "check", prec), ">= naive"],
+            ["caption WER (%, missed = 100)", get("figlink", "tune", wer), get("figlink", "check", wer),
+             get("naive", "tune", wer), get("naive", "check", wer), wer_target]]
+    if refs:
+        rows.append(["inline-ref recall", get("figlink", "tune", ref), get("figlink", "check", ref),
+                     get("naive", "tune", ref), get("naive", "check", ref), ">= naive"])
+    rows.append(["gold", get("figlink", "tune", n), get("figlink", "check", n), "", "", ""])
+    return rows
 
 
 # ------------------------------------------------------------------------------------------- DocBank
@@ -297,6 +355,7 @@ def docbank_gold(txt: Path, w: float, h: float) -> tuple[list[Box], list[Box], l
     gold_figs = [_union([figs[i] for i in g]) for g in _components(figs, 0.0)]
     caps: list[int] = [i for i, t in enumerate(tokens) if t[2] == "caption"]
     gold_caps = []
+    texts: list[str] = []
     for g in _components([tokens[i][1] for i in caps], 8.0):
         idx = sorted(caps[k] for k in g)
         first = idx[0]
@@ -306,6 +365,7 @@ def docbank_gold(txt: Path, w: float, h: float) -> tuple[list[Box], list[Box], l
             if not re.match(r"^\s*(fig|figure)\b", tokens[first][0], re.I):
                 continue
         gold_caps.append(_union([tokens[j][1] for j in label + idx]))
+        texts.append(" ".join(tokens[j][0] for j in label + idx))
     # a figure drawn as several included files (subfigures side by side over one caption, or over one
     # "Figure N" label that DocBank left unlabelled) is one figure
     anchors = gold_caps + [_union([tokens[j][1], tokens[j + 1][1]]) for j in range(len(tokens) - 1)
@@ -329,6 +389,7 @@ def docbank_gold(txt: Path, w: float, h: float) -> tuple[list[Box], list[Box], l
     for k, (b, o) in enumerate(zip(gold_figs, owner)):
         groups.setdefault(o if o is not None else ("alone", k), []).append(b)
     merged = [_union(g) for g in groups.values()]
+    docbank_gold.caption_texts = texts  # type: ignore[attr-defined]  (read by bench_docbank)
     return gold_figs, merged, gold_caps
 
 
@@ -343,16 +404,36 @@ def _nearest_caption(fig: Box, caps: list[Box], reach: float = 80.0) -> int | No
     return best
 
 
-def bench_docbank(data: Path, limit: int | None) -> tuple[list[list[str]], list[float]]:
+_LABEL_PREFIX = re.compile(r"^\s*(?:fig(?:ure)?s?\.?|FIG(?:URE)?\.?)\s*[A-Z]?\d+\s*[.:|]?\s*", re.I)
+
+
+def _caption_body(text: str) -> str:
+    """A caption without its "Figure N." label (the gold tokens hold it, extractors may not)."""
+    return _LABEL_PREFIX.sub("", text or "", count=1)
+
+
+def arxiv_id(txt: Path) -> str:
+    """The arXiv paper id in a DocBank file name ("10.tar_1701.04170.gz_…" → "1701.04170")."""
+    m = re.search(r"_(\d{4}\.\d{4,5})\.gz", txt.name)
+    return m.group(1) if m else txt.name
+
+
+def bench_docbank(data: Path, limit: int | None, parts: tuple[str, ...],
+                  fails: list[dict] | None) -> tuple[dict, list[float], int]:
+    """Figure and caption boxes (recall and precision at IoU >= .5 and .7) and caption text WER per part."""
     folder = data / "pdf" / "docbank"
-    counts = {n: {"fig": 0, "fig_hit": 0, "mfig": 0, "mfig_hit": 0, "cap": 0, "cap_hit": 0}
-              for n in ("naive", "figlink")}
+    counts = {(n, p): {"fig": 0, "cap": 0, "pfig": 0, "pcap": 0, "pages": 0, "wer": [],
+                       **{f"{k}{t}": 0 for k in ("fig_hit", "cap_hit", "pfig_ok", "pcap_ok") for t in (5, 7)}}
+              for n in ("naive", "figlink") for p in parts}
     lat: list[float] = []
     skipped = 0
     txts = sorted(folder.glob("*.txt"))
     for txt in txts[:limit] if limit else txts:
         m = re.match(r"(.*)_(\d+)\.txt$", txt.name)
         if m is None:
+            continue
+        part = split_of(arxiv_id(txt))
+        if part not in parts:
             continue
         pdf_path = folder / f"{m.group(1)}_black.pdf"
         if not pdf_path.exists():
@@ -367,31 +448,67 @@ def bench_docbank(data: Path, limit: int | None) -> tuple[list[list[str]], list[
             skipped += 1
             continue
         gold_figs, gold_merged, gold_caps = docbank_gold(txt, w, h)
+        gold_texts = docbank_gold.caption_texts  # type: ignore[attr-defined]
         if not gold_figs and not gold_caps:
             continue
         t = time.process_time()
         ours = [f for f in page_figures(pdf_path, index) if not f.continuation]
         lat.append(time.process_time() - t)
-        preds = {"figlink": ([f.box for f in ours if f.box], [f.caption_box for f in ours])}
+        preds = {"figlink": ([f.box for f in ours if f.box], [(f.caption_box, f.caption) for f in ours])}
         naive = naive_extract(pdf_path, index)
-        preds["naive"] = ([f.box for f in naive if f.box], [f.caption_box for f in naive])
+        preds["naive"] = ([f.box for f in naive if f.box], [(f.caption_box, f.caption) for f in naive])
         for name, (pf, pc) in preds.items():
-            c = counts[name]
-            for g in gold_figs:
-                c["fig"] += 1
-                c["fig_hit"] += max((iou(g, p) for p in pf), default=0.0) >= 0.7
-            for g in gold_merged:
-                c["mfig"] += 1
-                c["mfig_hit"] += max((iou(g, p) for p in pf), default=0.0) >= 0.7
-            for g in gold_caps:
-                c["cap"] += 1
-                c["cap_hit"] += max((iou(g, p) for p in pc), default=0.0) >= 0.7
-    rows = [[n, f"{100 * c['fig_hit'] / max(1, c['fig']):.1f}% of {c['fig']}",
-             f"{100 * c['mfig_hit'] / max(1, c['mfig']):.1f}% of {c['mfig']}",
-             f"{100 * c['cap_hit'] / max(1, c['cap']):.1f}% of {c['cap']}"] for n, c in counts.items()]
-    if skipped:
-        rows.append([f"({skipped} PDFs unreadable by both)", "", "", ""])
-    return rows, lat
+            c = counts[name, part]
+            c["pages"] += 1
+            for thr, tag in ((0.5, 5), (0.7, 7)):
+                c[f"fig_hit{tag}"] += sum(max((iou(g, p) for p in pf), default=0.0) >= thr for g in gold_merged)
+                c[f"cap_hit{tag}"] += sum(max((iou(g, b) for b, _ in pc), default=0.0) >= thr for g in gold_caps)
+                c[f"pfig_ok{tag}"] += sum(max((iou(g, p) for g in gold_merged + gold_figs), default=0.0) >= thr for p in pf)
+                c[f"pcap_ok{tag}"] += sum(max((iou(g, b) for g in gold_caps), default=0.0) >= thr for b, _ in pc)
+            c["fig"] += len(gold_merged)
+            c["cap"] += len(gold_caps)
+            c["pfig"] += len(pf)
+            c["pcap"] += len(pc)
+            for gbox, gtext in zip(gold_caps, gold_texts):
+                best = max(pc, key=lambda bc: iou(gbox, bc[0]), default=None)
+                hyp = _caption_body(best[1]) if best is not None and iou(gbox, best[0]) > 0 else None
+                wv = caption_wer(_caption_body(gtext), hyp)
+                c["wer"].append(wv)
+                if fails is not None and name == "figlink" and part == "tune" and wv > 10.0:
+                    fails.append({"docbank_page": txt.name, "caption_wer": round(wv, 2), "gold_caption": gtext,
+                                  "predicted_caption": hyp, "gold_box": [round(v, 1) for v in gbox]})
+    return counts, lat, skipped
+
+
+def docbank_rows(counts: dict) -> list[list[str]]:
+    def get(name: str, part: str, num: str, den: str) -> str:
+        c = counts.get((name, part))
+        if not c or not c["pages"]:
+            return "-"
+        return f"{100 * c[num] / c[den]:.1f}%" if c[den] else "-"
+
+    def wer(name: str, part: str) -> str:
+        c = counts.get((name, part))
+        return f"{np.mean(c['wer']):.2f}" if c and c["wer"] else "-"
+
+    rows = []
+    for what, hit, ok, den_g, den_p in (("figure", "fig_hit", "pfig_ok", "fig", "pfig"),
+                                        ("caption", "cap_hit", "pcap_ok", "cap", "pcap")):
+        for tag, thr in ((5, "0.5"), (7, "0.7")):
+            rows.append([f"{what} box recall, IoU >= {thr}"] + [get(n, p, f"{hit}{tag}", den_g) for n in ("figlink", "naive")
+                                                               for p in ("tune", "check")] + [">= naive"])
+            rows.append([f"{what} box precision, IoU >= {thr}"] + [get(n, p, f"{ok}{tag}", den_p) for n in ("figlink", "naive")
+                                                                  for p in ("tune", "check")] + [">= naive"])
+    naive_check = counts.get(("naive", "check"))
+    target = f"<= {np.mean(naive_check['wer']) / 3:.2f} (naive / 3)" if naive_check and naive_check["wer"] else "<= naive / 3"
+    rows.append(["caption text WER (%, labelled tokens)", wer("figlink", "tune"), wer("figlink", "check"),
+                 wer("naive", "tune"), wer("naive", "check"), target])
+
+    def n(part: str) -> str:
+        c = counts.get(("figlink", part))
+        return f"{c['pages']} pages, {c['fig']} figures, {c['cap']} captions" if c else "-"
+    rows.append(["gold", n("tune"), n("check"), "", "", ""])
+    return rows
 
 
 # --------------------------------------------------------------------------------------------- speed
@@ -432,35 +549,48 @@ def bench_memory(sources: list[Path], n_pages: int) -> list[str]:
             f"{figs} figures"]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_part_args(ap)
+    ap.add_argument("--no-memory", action="store_true", help="skip the long-document memory run")
+    args = ap.parse_args(argv)
     data = require_shared_data("the PDF benchmark")
-    quick = "--quick" in sys.argv
+    parts = parts_of(args.part)
+    fails: list[dict] | None = [] if args.failures and "tune" in parts else None
     t0 = time.perf_counter()
-    rows, lat, pages, notes = bench_elife(data)
-    print_table("eLife article PDFs vs their JATS (main figures)",
-                ["extractor", "fig recall", "fig precision", "caption WER", "inline-ref recall", "gold"], rows)
+    stats, lat, pages, notes = bench_elife(data, parts, fails)
+    split_table("eLife article PDFs vs their JATS (main figures; split by folder)", elife_rows(stats, True), parts, "naive")
     for note in notes:
         print("  note:", note)
-    frows, fpages = bench_figure_pdfs(data, lat)
+    fstats, fpages = bench_figure_pdfs(data, lat, parts, fails)
     pages += fpages
-    print_table("eLife figures-only PDFs vs their JATS (figures and figure supplements)",
-                ["extractor", "fig recall", "fig precision", "caption WER", "gold"], frows)
-    drows, dlat = bench_docbank(data, 12 if quick else None)
-    print_table("DocBank pages: regions with IoU >= 0.7", ["extractor", "labelled boxes", "figures (adjacent boxes merged)", "figure captions"], drows)
-    cpu = sum(lat)
-    a = np.asarray(lat)
-    speed = [["eLife PDFs (figlink)", f"{pages / cpu:.2f} pages/s/core", f"{np.percentile(a, 50):.2f} s",
-              f"{np.percentile(a, 99):.2f} s", f"{len(a)} PDFs, {pages} pages"]]
-    d = np.asarray(dlat)
-    speed.append(["DocBank single pages", f"{len(d) / d.sum():.2f} pages/s/core", f"{np.percentile(d, 50):.2f} s",
-                  f"{np.percentile(d, 99):.2f} s", f"{len(d)} pages"])
+    split_table("eLife figures-only PDFs vs their JATS (figures and figure supplements)", elife_rows(fstats, False),
+                parts, "naive")
+    counts, dlat, skipped = bench_docbank(data, 12 if args.quick else None, parts, fails)
+    split_table("DocBank arXiv pages (split by arXiv id): boxes and caption text", docbank_rows(counts), parts, "naive")
+    if skipped:
+        print(f"  note: {skipped} DocBank PDFs unreadable by both")
+    speed = []
+    if lat:
+        a = np.asarray(lat)
+        speed.append(["eLife PDFs (figlink)", f"{pages / a.sum():.2f} pages/s/core", f"{np.percentile(a, 50):.2f} s",
+                      f"{np.percentile(a, 99):.2f} s", f"{len(a)} PDFs, {pages} pages"])
+    if dlat:
+        d = np.asarray(dlat)
+        speed.append(["DocBank single pages", f"{len(d) / d.sum():.2f} pages/s/core", f"{np.percentile(d, 50):.2f} s",
+                      f"{np.percentile(d, 99):.2f} s", f"{len(d)} pages"])
     print_table("Speed (CPU time, one core)", ["set", "throughput", "p50", "p99", "n"], speed)
-    sources = [p for p, _ in elife_pairs(data)]
-    mem = bench_memory(sources, 60 if quick else 300)
-    print_table("Long document (streamed page by page, own process)",
-                ["input", "throughput", "wall", "memory", "found"], [mem])
+    if not args.no_memory:
+        sources = [p for p, _ in elife_pairs(data)]
+        mem = bench_memory(sources, 60 if args.quick else 300)
+        print_table("Long document (streamed page by page, own process)",
+                    ["input", "throughput", "wall", "memory", "found"], [mem])
     print(f"\nbench_pdf: {time.perf_counter() - t0:.0f} s; this process peaked at "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    if fails is not None:
+        write_failures("pdf", fails)
 
 
 if __name__ == "__main__":

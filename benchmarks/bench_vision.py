@@ -115,7 +115,7 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(1)
-    from figlink.vision.analyze import analyze_figure
+    from figlink.enrich.vision import analyze_figure
 
     split_fn, split_name = caption_splitter()
     figs = load_exsclaim(data)
@@ -170,9 +170,9 @@ def main() -> int:
     for f, a, b in zip(figs, rows["baseline"]["f1"], rows["figlink"]["f1"]):
         print(f"  {f['name']:<32} {a:.3f} -> {b:.3f}")
     try:
-        from figlink.vision.figtype import evaluate_heldout
+        from figlink.train.figtype_train import heldout_report
 
-        rep = evaluate_heldout()
+        rep = heldout_report()
         print(f"figure type (held-out, never trained on: {rep['source']}): macro-F1 {rep['macro_f1']:.3f} "
               f"micro-F1 {rep['micro_f1']:.3f} on {rep['n']} images, {rep['classes']} classes")
     except Exception as exc:  # the head is optional until trained

@@ -169,3 +169,61 @@ def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]
     print("|" + line + "|")
     for r in rows:
         print("|" + "|".join(f" {str(c):<{w}} " for c, w in zip(r, widths)) + "|")
+
+
+# ------------------------------------------------------------------------ tune / check reporting
+
+PARTS = ("tune", "check")
+OUT = REPO / "benchmarks" / "out"
+
+
+def add_part_args(ap, failures: bool = True) -> None:
+    """The options every quality benchmark shares: ``--part tune|check|both``, ``--quick`` and (when the
+    benchmark keeps per-item failures) ``--failures``, which writes the TUNE part's failures only."""
+    ap.add_argument("--part", choices=("tune", "check", "both"), default="both",
+                    help="which part of the split to score (default both, side by side)")
+    ap.add_argument("--quick", action="store_true", help="a small deterministic subset, for a fast look")
+    if failures:
+        ap.add_argument("--failures", action="store_true",
+                        help="write the tune part's failing items to benchmarks/out/<bench>_tune_failures.jsonl")
+
+
+def parts_of(part: str) -> tuple[str, ...]:
+    return PARTS if part == "both" else (part,)
+
+
+def fmt_pct(x: float | None, n: int | None = None) -> str:
+    if x is None:
+        return "-"
+    return f"{100 * x:.1f}%" + (f" (n={n})" if n is not None else "")
+
+
+def fmt_num(x: float | None, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def split_table(title: str, rows: Sequence[Sequence[str]], parts: Sequence[str] = PARTS,
+                baseline: str = "baseline") -> None:
+    """A quality table with tune and check side by side and the same run's baseline.
+
+    Each row is ``[measure, figlink tune, figlink check, baseline tune, baseline check, target]``; the
+    columns of a part that was not run are left out."""
+    keep = [0] + [1 + i for i, p in enumerate(PARTS) if p in parts] + \
+        [3 + i for i, p in enumerate(PARTS) if p in parts] + [5]
+    header = ["measure", "tune", "check", f"{baseline} tune", f"{baseline} check", "target (check)"]
+    print_table(title, [header[i] for i in keep], [[str(r[i]) for i in keep] for r in rows])
+
+
+def write_failures(bench: str, items: Iterable[dict]) -> Path:
+    """The TUNE part's failing items as JSON lines (never the check part's: fixers debug from tune only)."""
+    import json
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"{bench}_tune_failures.jsonl"
+    n = 0
+    with path.open("w", encoding="utf-8") as fh:
+        for it in items:
+            fh.write(json.dumps(it, ensure_ascii=False) + "\n")
+            n += 1
+    print(f"wrote {n} tune failures to {path.relative_to(REPO)}")
+    return path

@@ -127,3 +127,28 @@ def regex_split(caption: str) -> CaptionSplit:
         end = marks[j + 1][0] if j + 1 < len(marks) else len(caption)
         subs.append(Subcaption(labels=[lab], text=caption[e:end].strip(), spans=[[e, end]]))
     return CaptionSplit(shared_text=caption[:marks[0][0]].strip(), subcaptions=subs)
+
+
+# ----------------------------------------------------------------------------- a split task (issue 15)
+
+def load_split_task(files: list[Path], max_queries: int | None = None, seed: int = 15) -> tuple[list[Paper], list[Query], int]:
+    """The articles of one part as indexed (their query paragraphs removed) and their queries; with
+    ``max_queries`` a fixed-seed sample of the figure queries (the panel queries among them kept).
+    Returns (papers, queries, files that could not be read)."""
+    import random
+
+    papers: list[Paper] = []
+    queries: list[Query] = []
+    bad = 0
+    for f in files:
+        try:
+            paper, qs = build_article(f)
+        except Exception:  # a bad file must not stop the benchmark; counted
+            bad += 1
+            continue
+        if paper is not None:
+            papers.append(paper)
+            queries.extend(qs)
+    if max_queries is not None and len(queries) > max_queries:
+        queries = random.Random(seed).sample(queries, max_queries)
+    return papers, queries, bad

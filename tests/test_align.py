@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from figlink.align import align, caption_labels
+from figlink.enrich.align import align, caption_labels
 from figlink.eval.metrics import alignment_f1, cer, coco_map, iou, token_f1, wer
 from figlink.model import CaptionSplit, Panel, Subcaption
 

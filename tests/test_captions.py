@@ -7,7 +7,8 @@ import json
 import pytest
 
 from figlink.model import CaptionSplit, Figure, InlineRef, Paper
-from figlink.text.captions import MAX_CAPTION_CHARS, analyze_caption, enrich_caption
+from figlink.enrich.captions import enrich_caption
+from figlink.text.captions import MAX_CAPTION_CHARS, analyze_caption
 from figlink.errors import InputError
 from figlink.text.subcaptions import label_spans, label_text, panel_caption, split_caption, split_labels
 
@@ -254,7 +255,8 @@ def test_spans_always_index_the_caption() -> None:
 def test_enrich_caption_fills_fields_without_touching_the_input() -> None:
     fig = Figure(figure_id="fig1", caption="CT of the chest. (A) Axial. (B) Coronal.",
                  inline_refs=[InlineRef(text="As shown in Figure 1A.", mention="Figure 1A", panels=["a"])])
-    out = enrich_caption(fig)
+    out, warnings = enrich_caption(fig)
+    assert warnings == ()
     assert fig.caption_split is None and fig.is_compound is None
     assert out.is_compound is True and out.expected_panels == 2
     assert out.is_medical is True and out.medical_keywords == ["CT"]
@@ -265,18 +267,17 @@ def test_enrich_caption_fills_fields_without_touching_the_input() -> None:
 def test_enrich_caption_uses_inline_refs_for_the_medical_filter() -> None:
     fig = Figure(figure_id="f", caption="Panels of cells.", inline_refs=[InlineRef(text="The MRI scan (Fig. 2).",
                                                                                    mention="Fig. 2")])
-    assert enrich_caption(fig).is_medical is True
+    assert enrich_caption(fig).figure.is_medical is True
 
 
 def test_enrich_caption_on_an_oversized_caption_records_a_warning() -> None:
-    warnings: list[str] = []
-    out = enrich_caption(Figure(figure_id="big", caption="x" * (MAX_CAPTION_CHARS + 1)), warnings)
+    out, warnings = enrich_caption(Figure(figure_id="big", caption="x" * (MAX_CAPTION_CHARS + 1)))
     assert out.caption_split is None and out.is_medical is False
-    assert warnings and warnings[0].startswith("big:")
+    assert len(warnings) == 1 and warnings[0].startswith("big: caption has")
 
 
 def test_enriched_paper_round_trips_through_json() -> None:
-    fig = enrich_caption(Figure(figure_id="fig1", caption="Figure 1. (A) Top panel: left. (B) X-ray scans."))
+    fig = enrich_caption(Figure(figure_id="fig1", caption="Figure 1. (A) Top panel: left. (B) X-ray scans.")).figure
     paper = Paper(paper_id="P1", source="jats", figures=[fig])
     again = Paper.from_json(paper.to_json())
     assert again == paper

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from figlink.cli import app
 from figlink.corpus import Corpus
 from figlink.engine.local import ingest as ingest_local
+from figlink.images import ImageFolder
 from figlink.pipeline import PipelineOptions
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -195,7 +196,7 @@ def test_a_task_ray_could_not_finish_is_an_internal_error_record(ray_up):
     from figlink.engine.common import Task
     from figlink.engine.ray import _failure
 
-    task = Task("x.xml", None, "0" * 64, "images", NO_VISION)
+    task = Task("x.xml", None, "0" * 64, ImageFolder(Path("images"), "images/"), NO_VISION)
     crashed = _failure(ray_up, task, ray_up.exceptions.WorkerCrashedError())
     assert crashed.task is task and crashed.paper is None and crashed.stage == "internal"
     assert crashed.reason.startswith("WorkerCrashedError: ") and "\n" not in crashed.reason

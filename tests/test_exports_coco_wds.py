@@ -25,8 +25,9 @@ from typer.testing import CliRunner
 from figlink.cli import app
 from figlink.corpus import Corpus
 from figlink.engine.local import ingest
-from figlink.exports import (SHARD_PATTERN, _coco_box, _unique_key, export_coco, export_webdataset, parse_size,
-                             sample_key)
+from figlink.exports import export, parse_size
+from figlink.exports.coco import coco_box
+from figlink.exports.webdataset import SHARD_PATTERN, _unique_key, sample_key
 from figlink.model import Figure
 
 JATS = Path(__file__).resolve().parents[1] / "samples" / "jats" / "journal.pone.0005723.xml"  # 14 figures
@@ -165,7 +166,7 @@ def test_webdataset_package_reads_the_shards(elife_corpus, tmp_path):
     import webdataset as wds  # a test dependency (requirements-dev.txt)
     corpus, _ = elife_corpus
     with Corpus(corpus, readonly=True) as c:
-        report = export_webdataset(c, tmp_path, shard_size=4)
+        report = export(c, "webdataset", tmp_path, shard_size=4)
     urls = [str(tmp_path / (SHARD_PATTERN % i)) for i in range(report.shards)]
     samples = list(wds.WebDataset(urls, shardshuffle=False))
     assert len(samples) == 7 and all({"png", "json", "txt"} <= set(s) for s in samples)
@@ -184,7 +185,7 @@ def test_bad_figures_are_reported_one_line_each_and_skipped(damaged, tmp_path):
 
     figs = _figures(damaged)
     with Corpus(damaged, readonly=True) as c:
-        report = export_coco(c, tmp_path / "coco2")
+        report = export(c, "coco", tmp_path / "coco2")
     assert (report.figures, report.written, report.no_image, report.no_panels, report.failed) == (21, 4, 14, 1, 2)
     coco = json.loads((tmp_path / "coco2" / "annotations.json").read_text())
     assert sorted(i["figure_id"] for i in coco["images"]) == ["fig1", "fig5", "fig6", "fig7"]
@@ -201,7 +202,7 @@ def test_bad_figures_are_reported_one_line_each_and_skipped(damaged, tmp_path):
 
 
 def test_a_crash_leaves_only_whole_shards_and_a_rerun_replaces_old_ones(elife_corpus, tmp_path, monkeypatch):
-    import figlink.exports as ex
+    import figlink.exports.webdataset as ex
 
     corpus, _ = elife_corpus
     real, calls = ex.webdataset_sample, []
@@ -214,14 +215,14 @@ def test_a_crash_leaves_only_whole_shards_and_a_rerun_replaces_old_ones(elife_co
 
     monkeypatch.setattr(ex, "webdataset_sample", crash_on_fifth)
     with Corpus(corpus, readonly=True) as c, pytest.raises(KeyboardInterrupt):
-        ex.export_webdataset(c, tmp_path, shard_size=2)
+        export(c, "webdataset", tmp_path, shard_size=2)
     # shard 0 (samples 1-2) was complete; shard 1 (samples 3-4) was still open: it is gone, no temporary file
     assert sorted(p.name for p in tmp_path.iterdir()) == ["figlink-000000.tar"]
     assert len(_samples(tmp_path / "figlink-000000.tar")) == 2
 
     monkeypatch.setattr(ex, "webdataset_sample", real)
     with Corpus(corpus, readonly=True) as c:
-        report = ex.export_webdataset(c, tmp_path, shard_size=1000, shard_bytes="400KB")
+        report = export(c, "webdataset", tmp_path, shard_size=1000, shard_bytes="400KB")
     # the PNGs are 120-215 kB: a shard takes samples while it stays under 400 kB, and no more
     shards = sorted(tmp_path.glob("figlink-*.tar"))
     assert report.written == 7 and report.shards == len(shards) > 2
@@ -232,7 +233,7 @@ def test_a_crash_leaves_only_whole_shards_and_a_rerun_replaces_old_ones(elife_co
         assert shard.stat().st_size + sum(len(b) for b in first.values()) > 400_000
 
     with Corpus(corpus, readonly=True) as c:  # fewer shards this time: the old ones beyond them go
-        report = ex.export_webdataset(c, tmp_path)
+        report = export(c, "webdataset", tmp_path)
     assert report.shards == 1 and sorted(p.name for p in tmp_path.iterdir()) == [
         "figlink-000000.tar", "figlink-shards.json"]
     assert len(_samples(tmp_path / "figlink-000000.tar")) == 7
@@ -246,12 +247,12 @@ def test_keys_boxes_and_sizes():
     assert len(set(keys)) == 3 and all(re.fullmatch(r"[A-Za-z0-9_-]+", k) for k in keys)
     assert len(sample_key("x" * 300, "fig1")) <= 150
 
-    assert _coco_box([10, 20, 110, 70], 200, 100) == [10, 20, 100, 50]
-    assert _coco_box([-5, -5, 250, 50], 200, 100) == [0, 0, 200, 50]  # clipped to the image
-    assert _coco_box([110, 70, 10, 20], 200, 100) == [10, 20, 100, 50]  # corners in any order
-    assert _coco_box([250, 0, 300, 50], 200, 100) is None  # outside
-    assert _coco_box([10, 10, 10.5, 50], 200, 100) is None  # under a pixel wide
-    assert _coco_box([0, 0, float("nan"), 5], 200, 100) is None and _coco_box([0, 0, 5], 200, 100) is None
+    assert coco_box([10, 20, 110, 70], 200, 100) == [10, 20, 100, 50]
+    assert coco_box([-5, -5, 250, 50], 200, 100) == [0, 0, 200, 50]  # clipped to the image
+    assert coco_box([110, 70, 10, 20], 200, 100) == [10, 20, 100, 50]  # corners in any order
+    assert coco_box([250, 0, 300, 50], 200, 100) is None  # outside
+    assert coco_box([10, 10, 10.5, 50], 200, 100) is None  # under a pixel wide
+    assert coco_box([0, 0, float("nan"), 5], 200, 100) is None and coco_box([0, 0, 5], 200, 100) is None
 
     assert parse_size("500MB") == 500_000_000 and parse_size("1GiB") == 1 << 30 and parse_size("4096") == 4096
     with pytest.raises(ValueError):
@@ -262,17 +263,17 @@ def test_keys_boxes_and_sizes():
 
 def test_damaged_images_are_told_from_good_ones(elife_corpus, tmp_path):
     from figlink.errors import InputError
-    from figlink.exports import _image_ext, _probe
+    from figlink.exports.images import image_ext, probe
 
     figures = Path(__file__).resolve().parents[1] / "samples" / "figures"
     jpg = (figures / "s41467-018-06211-3_fig2.jpg").read_bytes()
     png = next((elife_corpus[0] / "images").rglob("*.png")).read_bytes()
-    assert _probe(jpg, "fig2.jpg") == ("JPEG", 685, 745) and _probe(png, "x.png")[0] == "PNG"
+    assert probe(jpg, "fig2.jpg") == ("JPEG", 685, 745) and probe(png, "x.png")[0] == "PNG"
     # fig4.jpg of the samples is really a PNG: samples are named by what their bytes are
     fig4 = figures / "s41467-018-06211-3_fig4.jpg"
-    assert _image_ext(_probe(fig4, fig4.name)[0], fig4) == "png"
-    assert _probe(jpg + b"\0\0\n", "padded.jpg")[0] == "JPEG"
+    assert image_ext(probe(fig4, fig4.name)[0], fig4) == "png"
+    assert probe(jpg + b"\0\0\n", "padded.jpg")[0] == "JPEG"
     (tmp_path / "cut.jpg").write_bytes(jpg[: len(jpg) // 2])
     for bad in (jpg[: len(jpg) // 2], tmp_path / "cut.jpg", png[: len(png) // 2], png[:40], b""):
         with pytest.raises(InputError, match="unreadable image"):
-            _probe(bad, "bad")
+            probe(bad, "bad")

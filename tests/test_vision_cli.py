@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from figlink.vision.cli_panels import panels_command
+from figlink.cli.panels import panels_command
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "figures" / "s41467-018-06211-3_fig4.jpg"
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from figlink.enrich.vision import analyze_figure
 from figlink.errors import InputError
-from figlink.vision.analyze import analyze_figure
-from figlink.vision.image_io import load_image
+from figlink.vision.image_io import load_image, open_image
 
 
 def _huge_jpeg(path: Path, side: int = 40_000) -> None:
@@ -58,6 +58,37 @@ def test_huge_png_fails_clearly(tmp_path):
     _png_header_only(p, 40_000, 40_000)
     with pytest.raises(InputError, match="too large"):
         load_image(p)
+
+
+def test_the_opener_takes_any_size_and_leaves_pils_limit_alone(tmp_path):
+    import threading
+
+    p = tmp_path / "huge.png"
+    _png_header_only(p, 40_000, 40_000)
+    limit = Image.MAX_IMAGE_PIXELS
+    with open_image(p) as im:
+        assert (im.format, im.size) == ("PNG", (40_000, 40_000))
+    with open_image(p.read_bytes()) as im:
+        assert im.size == (40_000, 40_000)
+    # PIL's own check stays in force for everyone else, even while figlink opens huge images on other threads
+    stop = threading.Event()
+
+    def open_huge_images() -> None:
+        while not stop.is_set():
+            open_image(p).close()
+
+    workers = [threading.Thread(target=open_huge_images) for _ in range(2)]
+    for w in workers:
+        w.start()
+    try:
+        for _ in range(200):
+            with pytest.raises(Image.DecompressionBombError):
+                Image.open(p)
+            assert Image.MAX_IMAGE_PIXELS == limit
+    finally:
+        stop.set()
+        for w in workers:
+            w.join()
 
 
 def test_one_pixel(tmp_path):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from figlink.enrich.vision import analyze_figure
 from figlink.eval.metrics import iou
 from figlink.model import CaptionSplit, Subcaption
-from figlink.vision.analyze import analyze_figure
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "figures"
 EXPECTED = json.loads((SAMPLES / "expected.json").read_text())

@@ -3,9 +3,11 @@
 >>> import figlink
 >>> paper = figlink.parse("article.nxml")
 >>> paper.figures[0].inline_refs[0].panels
+>>> report = figlink.build(["papers/"], "corpus/", engine="local", workers=4)
 >>> figlink.search("lung cyst CT", "corpus/", level="panel")[0].panel
 """
 
+from figlink.builder import BuildReport, build
 from figlink.errors import FiglinkError, InputError, ParseError
 from figlink.ingest import parse
 from figlink.model import (CaptionSplit, Figure, FigureType, InlineRef, License, OcrText, Panel, Paper,
@@ -20,5 +22,5 @@ def search(query: str, corpus: str, k: int = 10, level: str = "figure", filters:
 
     return _search(query, corpus, k=k, level=level, filters=filters)
 
-__all__ = ["parse", "search", "Paper", "Figure", "InlineRef", "CaptionSplit", "Subcaption", "Panel", "OcrText",
-           "FigureType", "License", "FiglinkError", "InputError", "ParseError", "__version__"]
+__all__ = ["parse", "build", "search", "BuildReport", "Paper", "Figure", "InlineRef", "CaptionSplit", "Subcaption",
+           "Panel", "OcrText", "FigureType", "License", "FiglinkError", "InputError", "ParseError", "__version__"]

@@ -1,5 +1,8 @@
 """The corpus: an embedded SQLite store of papers and figures, plus their extracted images.
 
+This module is the only one that knows the layout of a corpus folder and speaks SQL to it; everything
+else (engines, the index builder, exports, the server, the CLI) goes through :class:`Corpus`.
+
 Layout of a corpus folder::
 
     corpus.sqlite      papers (JSON + columns to query), figures (one row each), inputs done, errors
@@ -20,12 +23,14 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterable, Iterator, Optional
 
 from figlink.errors import InputError
+from figlink.images import ImageFolder
 from figlink.model import Paper
 
 SCHEMA_VERSION = 1
+DB_NAME = "corpus.sqlite"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -86,10 +91,15 @@ class Corpus:
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             self.db.commit()
 
+    @staticmethod
+    def exists(root: str | Path) -> bool:
+        """Whether ``root`` holds a corpus."""
+        return (Path(root) / DB_NAME).is_file()
+
     # ------------------------------------------------------------------ paths
     @property
     def db_path(self) -> Path:
-        return self.root / "corpus.sqlite"
+        return self.root / DB_NAME
 
     @property
     def images_dir(self) -> Path:
@@ -101,6 +111,10 @@ class Corpus:
 
     def image_dir_for(self, paper_id: str) -> Path:
         return self.images_dir / paper_id
+
+    def image_folder(self) -> ImageFolder:
+        """Where parsing saves the figure images of this corpus: ``Figure.image`` is relative to the corpus."""
+        return ImageFolder(self.images_dir, f"{self.images_dir.name}/")
 
     def image_file(self, rel: str) -> Path:
         """A figure's image (``rel``, relative to the corpus) as a regular file inside ``<corpus>/images``;
@@ -165,6 +179,21 @@ class Corpus:
         """Every paper, in paper_id order, streamed."""
         for (js,) in self.db.execute("SELECT json FROM papers ORDER BY paper_id"):
             yield Paper.from_json(js)
+
+    def papers_with_ids(self, ids: Iterable[str], chunk: int = 500) -> Iterator[Paper]:
+        """The papers of ``ids`` that the corpus holds, streamed, in paper_id order within each ``chunk`` ids."""
+        ids = list(ids)
+        for i in range(0, len(ids), chunk):
+            part = ids[i:i + chunk]
+            q = f"SELECT json FROM papers WHERE paper_id IN ({','.join('?' * len(part))}) ORDER BY paper_id"
+            for (js,) in self.db.execute(q, part):
+                yield Paper.from_json(js)
+
+    def fingerprints(self) -> dict[str, str]:
+        """paper_id → a fingerprint of its stored record (input hash and time written): it changes whenever
+        the paper is written again."""
+        cur = self.db.execute("SELECT paper_id, input_sha256, added_at FROM papers")
+        return {pid: f"{sha}:{at!r}" for pid, sha, at in cur}
 
     def paper_ids(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT paper_id FROM papers ORDER BY paper_id")]

@@ -19,12 +19,17 @@ from typing import Callable, Iterable, Iterator, Optional
 
 from figlink.corpus import Corpus, file_sha256
 from figlink.errors import FiglinkError
+from figlink.images import ImageFolder
 from figlink.ingest import SUPPORTED_SUFFIXES, source_kind
 from figlink.model import Paper
 from figlink.pipeline import PipelineOptions, process_source
 
 COMMIT_EVERY = 50
 COMMIT_SECONDS = 2.0
+
+
+class EngineError(RuntimeError):
+    """The engine cannot run: unknown, not installed, or its cluster cannot be started or reached."""
 
 
 @dataclass
@@ -46,7 +51,7 @@ class Task:
     path: str
     xml: Optional[str]
     sha256: str
-    image_root: str
+    images: ImageFolder  # where the source's figure images go (the corpus's)
     options: PipelineOptions
 
 
@@ -108,8 +113,7 @@ def iter_sources(sources: Iterable[str | Path]) -> Iterator[Source]:
 def run_task(task: Task) -> Result:
     """Parse and enrich one input; every failure becomes a result with its stage, never an exception."""
     try:
-        paper = process_source(task.path, xml=task.xml, image_root=Path(task.image_root), image_prefix="images/",
-                               options=task.options)
+        paper = process_source(task.path, xml=task.xml, images=task.images, options=task.options)
         return Result(task, paper=paper)
     except FiglinkError as e:
         return Result(task, stage=e.stage, reason=str(e))
@@ -133,6 +137,7 @@ def plan(sources: Iterable[str | Path], corpus: Corpus, options: PipelineOptions
     """The tasks to run: every source not done yet (by content hash). Unreadable and unsupported inputs are
     recorded as errors (stage ``read``) and committed."""
     done = corpus.done_hashes()
+    images = corpus.image_folder()
     tasks: list[Task] = []
     for src in iter_sources(sources):
         path = src.path
@@ -155,8 +160,7 @@ def plan(sources: Iterable[str | Path], corpus: Corpus, options: PipelineOptions
             report.skipped += 1
             continue
         done.add(sha)  # the same bytes twice in one run are ingested once
-        tasks.append(Task(str(path), None if src.xml is None else str(src.xml), sha, str(corpus.images_dir),
-                          options))
+        tasks.append(Task(str(path), None if src.xml is None else str(src.xml), sha, images, options))
     corpus.commit()
     return tasks
 

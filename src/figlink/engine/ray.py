@@ -27,7 +27,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
-from figlink.engine.common import IngestReport, Result, Runner, Task, run_ingest, run_task
+from figlink.engine.common import EngineError, IngestReport, Result, Runner, Task, run_ingest, run_task
+from figlink.images import ImageFolder
 from figlink.pipeline import PipelineOptions
 
 INSTALL_HINT = "pip install 'figlink[ray]'"
@@ -36,7 +37,7 @@ MAX_CALLS_PER_WORKER = 200  # a worker process is replaced after this many tasks
 CONNECT_TIMEOUT_S = 5.0  # a cluster address that does not answer within this fails at once
 
 
-class RayEngineError(RuntimeError):
+class RayEngineError(EngineError):
     """Ray is missing, or the cluster cannot be started or reached (a one-line reason)."""
 
 
@@ -152,7 +153,7 @@ def _run_remote(task: Task) -> Result:
 def _absolute(task: Task) -> Task:
     """The task with absolute paths: a Ray worker's working folder is not the driver's."""
     return replace(task, path=os.path.abspath(task.path), xml=None if task.xml is None else os.path.abspath(task.xml),
-                   image_root=os.path.abspath(task.image_root))
+                   images=ImageFolder(Path(os.path.abspath(task.images.root)), task.images.prefix))
 
 
 def _failure(ray: Any, task: Task, e: BaseException) -> Result:

@@ -56,3 +56,27 @@ def partition(items: Iterable[T], key) -> dict[Part, list[T]]:
     for it in items:
         out[split_of(key(it))].append(it)
     return out
+
+
+_PAPER_FIGURE_SUFFIX = [
+    re.compile(r"(?i)_Fig\d+[a-z]?_HTML$"),                 # Springer: 12885_2014_4796_Fig1_HTML
+    re.compile(r"(?i)[._-]g\d{1,3}$"),                       # PLOS / PMC: pone.0021625.g001, JPI-2-19-g001
+    re.compile(r"(?i)(?<=\d)[-_]?[fg]\d{1,3}$"),             # 6603615f5, jcav01p0197g09, ncomms8354-f5
+    re.compile(r"(?<=\d)\.\d{3}$"),                          # Hindawi: BMRI2013-241780.002
+    re.compile(r"^(\d{4}-\d{3}[\dX]-\d+-\d+)-\d+$"),        # BMC: 1471-2407-10-248-4
+    re.compile(r"^([a-z]+\d+)-\d+$"),                        # scrt343-4
+]
+
+
+def figure_paper_key(name: str) -> str:
+    """The paper a figure image belongs to, for figure-level sets whose names carry the publisher's own
+    figure suffix ("pone.0060277.g003.jpg" → "pone.0060277", "1471-2407-10-248-4.jpg" → "1471-2407-10-248",
+    "12885_2014_4796_Fig4_HTML.jpg" → "12885_2014_4796"), so that all figures of a paper share a part.
+    Falls back on :func:`doc_key`."""
+    stem = _EXTENSIONS.sub("", name.replace("\\", "/").rsplit("/", 1)[-1])
+    for pat in _PAPER_FIGURE_SUFFIX:
+        m = pat.search(stem)
+        if m:
+            stem = m.group(1) if pat.groups else stem[: m.start()]
+            break
+    return doc_key(stem)

@@ -14,10 +14,11 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Callable, Optional
 
 import numpy as np
 
+from figlink.corpus import Corpus
 from figlink.index import ann, columns, lexical, store
 from figlink.index.docs import Doc, paper_docs
 from figlink.index.embed import Embedder, default_embedder, default_embedder_name
@@ -44,19 +45,6 @@ class IndexReport:
     dense: Optional[str] = None
 
 
-def corpus_fingerprints(db: sqlite3.Connection) -> dict[str, str]:
-    """paper_id → fingerprint of its stored record."""
-    return {pid: f"{sha}:{at!r}" for pid, sha, at in db.execute("SELECT paper_id, input_sha256, added_at FROM papers")}
-
-
-def _papers(db: sqlite3.Connection, ids: list[str]) -> Iterable[Paper]:
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        q = f"SELECT json FROM papers WHERE paper_id IN ({','.join('?' * len(chunk))}) ORDER BY paper_id"
-        for (js,) in db.execute(q, chunk):
-            yield Paper.from_json(js)
-
-
 def embed_docs(docs: list[Doc], embedder: Embedder) -> list[np.ndarray]:
     """Each document's vectors, one per text group (unit mean of the group); identical texts embed once."""
     unique: dict[str, int] = {}
@@ -81,18 +69,11 @@ def build_index(corpus_dir: str | Path, embedder: Optional[Embedder] = None, *, 
     """
     t0 = time.perf_counter()
     root = store.index_dir(corpus_dir)
-    db_path = Path(corpus_dir) / "corpus.sqlite"
-    if not db_path.exists():
-        raise FileNotFoundError(f"no corpus at {corpus_dir} (expected {db_path.name})")
-    with store.build_lock(root):
-        src = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-        try:
-            return _build(root, src, embedder, full, papers, t0)
-        finally:
-            src.close()
+    with Corpus(corpus_dir, readonly=True) as src, store.build_lock(root):  # FileNotFoundError: no corpus
+        return _build(root, src, embedder, full, papers, t0)
 
 
-def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: bool,
+def _build(root: Path, src: Corpus, emb: Optional[Embedder], full: bool,
            mapper: Optional[Callable[[Paper], Paper]], t0: float) -> IndexReport:
     cur = store.current(root)
     manifest = store.read_manifest(root / cur) if cur else None
@@ -100,7 +81,7 @@ def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: b
     if manifest and (manifest.get("format") != store.FORMAT or manifest.get("dense") != dense_name):
         full = True
     old: dict[str, str] = {} if full or not manifest else manifest["papers"]
-    now = corpus_fingerprints(src)
+    now = src.fingerprints()
     todo = sorted(pid for pid, fp in now.items() if old.get(pid) != fp)
     gone_papers = sorted((set(old) - set(now)) | {p for p in todo if p in old})
     report = IndexReport(version=cur, added=sum(1 for p in todo if p not in old),
@@ -139,7 +120,7 @@ def _build(root: Path, src: sqlite3.Connection, emb: Optional[Embedder], full: b
     next_id = max(next_id, (manifest or {}).get("next_id", 1) if not full else 1)
     first_id = next_id
     for i in range(0, len(todo), BATCH_PAPERS):
-        docs = [d for p in _papers(src, todo[i:i + BATCH_PAPERS]) for d in paper_docs(mapper(p) if mapper else p)]
+        docs = [d for p in src.papers_with_ids(todo[i:i + BATCH_PAPERS]) for d in paper_docs(mapper(p) if mapper else p)]
         ids = lexical.insert(db, docs, next_id)
         next_id += len(docs)
         if emb is not None:

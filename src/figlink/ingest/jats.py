@@ -18,6 +18,7 @@ from lxml import etree
 from figlink.errors import InputError, ParseError
 from figlink.ingest.licenses import normalize_license
 from figlink.model import Figure, InlineRef, Paper
+from figlink.text import grammar as g
 from figlink.text.mentions import figure_key, figure_number, find_mentions, parse_mention
 from figlink.text.sentences import SentenceFinder
 
@@ -37,12 +38,12 @@ _NOT_CONTEXT = frozenset({"fig", "fig-group", "ref-list", "journal-meta", "contr
                           "custom-meta-group", "article-categories", "title-group", "pub-date"})
 # Not read for untagged mentions (their figure xrefs are still read): tables are data, not prose.
 _NOT_PROSE = frozenset({"table", "thead", "tbody", "tfoot"})
-_KEYWORD_BEFORE = re.compile(r"(?:(?:Supplementa(?:l|ry)|Suppl\.?|Extended\s+Data)\s+)?"
-                             r"(?:Fig(?:ure)?s?\.?|FIG(?:URE)?S?\.?)\s*$", re.I)
-_STARTS_WITH_KEYWORD = re.compile(r"\W*(?:supplementa|suppl|supp|extended|appendix|author|fig|image)", re.I)
-_JOINER = re.compile(r"^[\s,;&\u2013\u2014\u2012\u2212\-]*(?:and|or|to)?[\s,;&\u2013\u2014\u2012\u2212\-]*$")
-_ATTACHED_LETTERS = re.compile(r"\(?[A-Za-z]\)?(?![A-Za-z0-9])(?:\s*(?:,|&|and\b|[\u2013\u2014\-])\s*\(?[A-Za-z]\)?(?![A-Za-z0-9]))*")
-_TRAILING_LETTERS = re.compile(r"(?:\s*(?:,|&|and\b|[\u2013\u2014\-])\s*\(?[A-Za-z]\)?(?![A-Za-z0-9]))+")
+# Between two xrefs of one citation: "Figs <xref>2</xref>, <xref>3</xref>", "<xref>1</xref>–<xref>4</xref>".
+_JOINER = re.compile(rf"^[\s,;&{g.DASH_CHARS}]*(?:and|or|to)?[\s,;&{g.DASH_CHARS}]*$")
+# Panel letters after an xref: "Fig 2</xref>A", "<xref>Fig 2A</xref>, B".
+_ATTACHED_LETTERS = re.compile(rf"{g.PANEL_LETTER}(?:{g.MORE_LETTERS})?")
+_TRAILING_LETTERS = re.compile(g.MORE_LETTERS)
+_NON_WORD = re.compile(r"\W*")
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True,
                           remove_pis=True, huge_tree=False)
 
@@ -404,9 +405,12 @@ def _outer_block(el: etree._Element) -> Optional[etree._Element]:
 
 _FIG_XREFS = etree.XPath("//xref[@ref-type='fig']")
 _FIG_XREF_RIDS = etree.XPath("//xref[@ref-type='fig']/@rid")
+_KEYWORD_FORMS_UTF8 = tuple(w.encode() for w in g.KEYWORD_FORMS)
+
+
 def _has_fig_word(text: bytes) -> bool:
     """Cheap test (substring search in C) for a word that may start a figure mention."""
-    return b"Fig" in text or b"fig" in text or b"FIG" in text or b"response image" in text
+    return any(w in text for w in _KEYWORD_FORMS_UTF8)
 
 
 # Containers inside a block whose text the block skips, but which hold blocks of their own.
@@ -486,8 +490,8 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
     """The mention text of a run of adjacent xrefs and the panels it names for each figure id."""
     start, end = group[0].start, group[-1].end
     head = group[0].text
-    if head[:1].isdigit() or len(head) <= 3 or not _STARTS_WITH_KEYWORD.match(head):
-        m = _KEYWORD_BEFORE.search(text, max(0, start - 30), start)
+    if head[:1].isdigit() or len(head) <= 3 or not _starts_with_keyword(head):
+        m = g.KEYWORD_BEFORE.search(text, max(0, start - 30), start)
         if m:
             start = m.start()
     last = group[-1].text
@@ -498,7 +502,7 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
     elif last[-1:].isalpha() or last.endswith(")"):
         tail = _TRAILING_LETTERS.match(text, end)
         if tail:
-            letters = re.findall(r"[A-Za-z]", tail.group(0).replace("and", ""))
+            letters = [m.group("l") for m in g.NEXT_LETTER.finditer(text, end, tail.end())]
             last_letter = next((c for c in reversed(last) if c.isalpha()), "")
             if letters and all(c.isupper() == last_letter.isupper() for c in letters):
                 end = tail.end()
@@ -532,8 +536,13 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
     return mention, {fid: list(dict.fromkeys(p)) for fid, p in result.items()}
 
 
+def _starts_with_keyword(text: str) -> bool:
+    """Whether an xref's text opens with its figure keyword ("Fig. 2", "(Supplementary Figure S1")."""
+    return g.KEYWORD.match(text, _NON_WORD.match(text).end()) is not None
+
+
 def _fig_words(s: str) -> int:
-    return s.count("Fig") + s.count("fig") + s.count("FIG") + s.count("image")
+    return sum(s.count(w) for w in g.KEYWORD_FORMS)
 
 
 def _may_hold_plain_mentions(text: str, xrefs: list[_Xref]) -> bool:

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 from PIL import Image, UnidentifiedImageError
 
 from figlink.errors import InputError
-from figlink.vision.image_io import MAX_DECODE_PIXELS, read_image
+from figlink.vision.image_io import MAX_DECODE_PIXELS, open_image, read_image
 
 WORKING_SIDE = 2048  # longest side of a working image
 AS_STORED_SIDE = 4096  # images up to this longest side are sent as stored (when no smaller size is asked)
@@ -41,8 +41,6 @@ WEB_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WE
 _PIXEL_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16L": 2, "I;16B": 2, "I;16N": 2}
 # modes that Image.reduce cannot average as they are, and what each strip is converted to first
 _REDUCE_AS = {"1": "L", "P": "RGB", "PA": "RGBA", "I;16": "I", "I;16L": "I", "I;16B": "I", "I;16N": "I"}
-
-_open_lock = threading.Lock()
 
 
 class ImageUnavailable(InputError):
@@ -79,19 +77,12 @@ def _file_key(path: Path) -> tuple[str, int, int]:
 
 
 def _open(path: Path) -> Image.Image:
-    """The image opened header-only, without PIL's global pixel limit (this module bounds decodes itself).
-
-    The limit is a module global of PIL; it is lifted only around ``Image.open`` and under a lock, so the
-    server's threads never see it changed under them.
-    """
-    with _open_lock:
-        saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
-        try:
-            return Image.open(path)
-        except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as e:
-            raise ImageUnavailable(f"not a readable image ({type(e).__name__}: {e})") from None
-        finally:
-            Image.MAX_IMAGE_PIXELS = saved
+    """The image opened header-only, whatever its pixel count (this module bounds decodes itself), through
+    figlink's one opener, which never changes PIL's process-wide pixel limit."""
+    try:
+        return open_image(path)
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as e:
+        raise ImageUnavailable(f"not a readable image ({type(e).__name__}: {e})") from None
 
 
 def decode_bytes(width: int, height: int, mode: str) -> int:

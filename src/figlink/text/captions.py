@@ -1,17 +1,16 @@
-"""Caption intelligence for one figure: split, compound cues, figure index, normalization, medical filter.
+"""Caption intelligence for one caption: split, compound cues, figure index, normalization, medical filter.
 
-The ingest pipeline calls :func:`enrich_caption` once per figure. :func:`analyze_caption` gives the same
-results for a bare caption string (the ``figlink captions split`` command).
+:func:`analyze_caption` reads a bare caption string (the ``figlink captions split`` command); the ingest
+pipeline fills the same fields on every figure with :func:`figlink.enrich.captions.enrich_caption`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from figlink.errors import InputError
-from figlink.model import CaptionSplit, Figure
-from figlink.text.compound import CompoundCues, compound_cues
+from figlink.model import CaptionSplit
+from figlink.text.compound import compound_cues
 from figlink.text.keywords import find_medical_keywords
 from figlink.text.mentions import FigureIndex, leading_figure_index
 from figlink.text.normalize import normalized_caption
@@ -64,30 +63,5 @@ def analyze_caption(caption: Any) -> dict[str, Any]:
     }
 
 
-def enrich_caption(figure: Figure, warnings: list[str] | None = None) -> Figure:
-    """A copy of ``figure`` with its caption fields filled (the input is not modified).
-
-    Fills ``caption_split``, ``is_compound``, ``expected_panels``, ``caption_normalized``,
-    ``medical_keywords`` and ``is_medical`` (stage 1: caption + inline references). A caption that cannot
-    be read (oversized) leaves the caption fields ``None``, still sets the medical fields from the
-    citing sentences, and appends the reason to ``warnings`` when given; nothing is raised.
-    """
-    refs = [r.text for r in figure.inline_refs]
-    try:
-        text = check_caption(figure.caption)
-    except InputError as exc:
-        if warnings is not None:
-            warnings.append(f"{figure.figure_id}: {exc}")
-        keywords = find_medical_keywords(refs)
-        return dataclasses.replace(figure, caption_split=None, is_compound=None, expected_panels=None,
-                                   caption_normalized=None, medical_keywords=keywords, is_medical=bool(keywords))
-    split = split_caption(text)
-    cues: CompoundCues = compound_cues(text, split)
-    keywords = find_medical_keywords([text, *refs])
-    return dataclasses.replace(
-        figure, caption_split=split, is_compound=cues.is_compound, expected_panels=cues.expected_panels,
-        caption_normalized=normalized_caption(text), medical_keywords=keywords, is_medical=bool(keywords))
-
-
-__all__ = ["MAX_CAPTION_CHARS", "check_caption", "figure_index", "analyze_caption", "enrich_caption",
-           "split_caption", "label_text", "panel_caption", "split_labels", "CaptionSplit"]
+__all__ = ["MAX_CAPTION_CHARS", "check_caption", "figure_index", "analyze_caption", "split_caption",
+           "label_text", "panel_caption", "split_labels", "CaptionSplit"]

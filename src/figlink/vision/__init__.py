@@ -1,15 +1,5 @@
-"""Vision stage: panels of compound figures, panel labels, OCR with roles, figure type.
+"""Image analysis for one figure image: reading (``image_io``), XY-cuts (``segment``), panels, panel labels,
+OCR with roles, image features and the figure-type head (``figtype``).
 
-Entry point: :func:`figlink.vision.analyze.analyze_figure` (re-exported here lazily).
+The figure-level stage that runs them and aligns panels with subcaptions is :mod:`figlink.enrich.vision`.
 """
-
-from __future__ import annotations
-
-from typing import Any
-
-
-def analyze_figure(*args: Any, **kwargs: Any):
-    """See :func:`figlink.vision.analyze.analyze_figure`."""
-    from figlink.vision.analyze import analyze_figure as _analyze
-
-    return _analyze(*args, **kwargs)

@@ -116,9 +116,3 @@ def is_medical(ranking: Sequence[tuple[str, float]], keyword_hit: bool, top_k: i
     """MedICaT's two-stage filter: caption keywords, then a medical type among the top ``top_k`` classes."""
     return bool(keyword_hit) and any(label in MEDICAL_TYPES for label, _ in list(ranking)[:top_k])
 
-
-def evaluate_heldout() -> dict:
-    """Macro/micro F1 on data the head never saw (see :mod:`figlink.train.figtype_train`)."""
-    from figlink.train.figtype_train import heldout_report
-
-    return heldout_report()

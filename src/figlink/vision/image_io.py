@@ -2,17 +2,19 @@
 
 Handles palette, alpha (composited on white), CMYK, 16-bit and float images, TIFF, truncated files
 and huge images (JPEG is reduced while decoding; other formats are reduced after decoding, within a
-pixel budget).
+pixel budget). :func:`open_image` is figlink's one way to open an image file: every module that opens
+one (this one, the exports) goes through it.
 """
 
 from __future__ import annotations
 
-import warnings
+import io
+import struct
 from pathlib import Path
 from typing import Union
 
 import numpy as np
-from PIL import Image, ImageFile
+from PIL import Image, ImageFile, UnidentifiedImageError
 
 from figlink.errors import InputError
 
@@ -20,6 +22,35 @@ ImageLike = Union[str, Path, Image.Image]
 
 MAX_SIDE = 2000  # longest side kept for analysis; larger figures are downscaled
 MAX_DECODE_PIXELS = 300_000_000  # refuse to fully decode more than this (non-JPEG) many pixels
+
+
+def open_image(source: Union[str, Path, bytes]) -> Image.Image:
+    """Open an image file or its bytes lazily (the header is read, not the pixels), whatever its size.
+
+    ``Image.open`` refuses images of more than twice ``Image.MAX_IMAGE_PIXELS`` pixels, a setting for the
+    whole process that figlink never changes (changing it for one call is not thread-safe). This opener
+    does what ``Image.open`` does without that check and its warning: the first registered format that
+    accepts the file's first bytes opens it. Each caller keeps its own budget: :func:`read_image` decodes
+    a huge JPEG reduced and refuses to decode other formats over ``MAX_DECODE_PIXELS``. A missing file
+    raises ``OSError``; a file no format accepts, ``UnidentifiedImageError``.
+    """
+    if isinstance(source, bytes):
+        head = source[:16]
+    else:
+        with open(source, "rb") as f:
+            head = f.read(16)
+    Image.init()  # every format plugin registered (once per process)
+    for fmt in Image.ID:
+        factory, accept = Image.OPEN[fmt]
+        ok = accept(head) if accept else True
+        if not ok or isinstance(ok, str):  # a string is PIL's "looks like it, but unsupported"
+            continue
+        try:  # a path is opened by the plugin itself, and closed with the image
+            return factory(io.BytesIO(source) if isinstance(source, bytes) else str(source), None)
+        except (SyntaxError, IndexError, TypeError, struct.error):
+            continue
+    name = "" if isinstance(source, bytes) else f" {str(source)!r}"
+    raise UnidentifiedImageError(f"cannot identify image file{name}")
 
 
 def _to_rgb(im: Image.Image) -> Image.Image:
@@ -59,13 +90,7 @@ def read_image(source: ImageLike, max_side: int = MAX_SIDE) -> tuple[Image.Image
         if not path.is_file():
             raise InputError(f"image not found: {path}")
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-                saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
-                try:
-                    im = Image.open(path)
-                finally:
-                    Image.MAX_IMAGE_PIXELS = saved
+            im = open_image(path)
         except Exception as exc:  # PIL raises many kinds for unknown or damaged files
             raise InputError(f"not a readable image: {path.name} ({type(exc).__name__}: {exc})") from exc
     w, h = im.size

@@ -17,13 +17,13 @@ from typing import Optional, Sequence
 import numpy as np
 
 from figlink.model import OcrText
+from figlink.text import grammar as g
 
 ROLES = ("panel_label", "axis_title", "tick_label", "legend", "scale_bar", "other")
 
 _ENGINE = None
 _LOCK = threading.Lock()
 
-_LABEL_RE = re.compile(r"^\(?([A-Za-z])\)?[.:]?$")
 _NUMBER_RE = re.compile(r"^[-+−–]?\d+([.,]\d+)?([eE][-+]?\d+)?%?$|^10[-−]?\d+$")
 _SCALE_RE = re.compile(r"^\d+([.,]\d+)?\s*(nm|µm|μm|um|mm|cm|m|Å|pm|km|s|ms)$", re.IGNORECASE)
 
@@ -120,5 +120,5 @@ def assign_roles(items: list[OcrText], width: int, height: int) -> list[OcrText]
 def panel_letter(text: str) -> Optional[str]:
     """The lower-case letter of a panel label such as 'a', '(B)', 'c.' or None."""
     plain = "".join(c for c in unicodedata.normalize("NFKD", text.strip()) if not unicodedata.combining(c))
-    m = _LABEL_RE.match(plain)
+    m = g.LONE_LABEL.match(plain)
     return m.group(1).lower() if m else None

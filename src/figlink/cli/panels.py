@@ -1,12 +1,11 @@
 """``figlink panels IMAGE [--caption TEXT] --json``: panels, labels, subcaptions, OCR and type of one image.
 
-The lead mounts it with ``app.command("panels")(panels_command)``.
+Mounted by :mod:`figlink.cli` as ``figlink panels``.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -29,7 +28,7 @@ def panels_command(
     no_ocr: bool = typer.Option(False, "--no-ocr", help="skip OCR and label reading (faster)"),
 ) -> None:
     """Cut a figure into panels, read its text and labels, guess its type, align subcaptions."""
-    from figlink.vision.analyze import analyze_figure
+    from figlink.enrich.vision import analyze_figure
 
     split = _split(caption) if caption else None
     try:
@@ -47,9 +46,3 @@ def panels_command(
     for p in fv.panels:
         box = ", ".join(f"{v:.0f}" for v in p.bbox)
         typer.echo(f"  [{p.label or '?'}] ({box})  {(p.subcaption or '')[:70]}")
-
-
-def main() -> None:  # pragma: no cover - for running the sub-app on its own
-    app = typer.Typer(add_completion=False)
-    app.command("panels")(panels_command)
-    app(sys.argv[1:])

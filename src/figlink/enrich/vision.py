@@ -1,4 +1,7 @@
-"""The vision stage for one figure image: panels (+ labels, subcaptions), OCR, figure type.
+"""The vision stage: panels (+ labels, subcaptions), OCR and figure type of a figure's image.
+
+:func:`enrich_vision` is the stage (a figure in, a new figure out); :func:`analyze_figure` runs the image
+analysis of :mod:`figlink.vision` on one image and aligns the panels with the caption's subcaptions:
 
 ``analyze_figure(image, caption_split=None, expected_panels=None) -> FigureVision``
 
@@ -13,15 +16,19 @@ head) are loaded once per process on first use. Bad images raise :class:`figlink
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 import numpy as np
 from PIL import Image
 
-from figlink.align import align, caption_labels
-from figlink.model import CaptionSplit, FigureType, OcrText, Panel
+from figlink.enrich.align import align, caption_labels
+from figlink.enrich.stage import Enriched
+from figlink.errors import FiglinkError
+from figlink.images import ImageFolder
+from figlink.model import CaptionSplit, Figure, FigureType, OcrText, Panel
+from figlink.text import grammar as g
+from figlink.vision.figtype import is_medical
 from figlink.vision.image_io import ImageLike, read_image, to_gray
 from figlink.vision.labels import read_labels
 from figlink.vision.ocr import assign_roles, panel_letter, read_text
@@ -49,12 +56,11 @@ class FigureVision:
                 "figure_type": None if self.figure_type is None else self.figure_type.to_dict()}
 
 
-_CAPTION_START = re.compile(r"^\s*(Fig\.?|Figure|FIG\.?|FIGURE)\s*\d", re.IGNORECASE)
 
 
 def caption_remnant_top(texts: list[OcrText], height: int) -> Optional[float]:
     """Top of a caption line ("Figure 4. …") read in the bottom third of the image, if any."""
-    tops = [t.bbox[1] for t in texts if _CAPTION_START.match(t.text) and t.bbox[1] > 0.66 * height]
+    tops = [t.bbox[1] for t in texts if g.CAPTION_OPENER.match(t.text) and t.bbox[1] > 0.66 * height]
     return min(tops) if tops else None
 
 
@@ -104,3 +110,26 @@ def analyze_figure(image: ImageLike, caption_split: Optional[CaptionSplit] = Non
         t.bbox = _scale_box(t.bbox, scale, orig_w, orig_h)
     return FigureVision(panels=panels, ocr=texts, figure_type=ftype, is_compound=len(panels) > 1,
                         width=orig_w, height=orig_h, type_ranking=ranking)
+
+
+def enrich_vision(figure: Figure, images: ImageFolder) -> Enriched:
+    """A copy of ``figure`` with panels (aligned with its subcaptions), OCR and figure type from its image
+    (``images.path(figure.image)``); a figure without an image file is returned as it is.
+
+    An image that cannot be analysed leaves the figure's fields as they were and gives a warning. Stage 2
+    of the medical filter (MedICaT) keeps a keyword hit only when a medical type ranks in the top 4.
+    """
+    if not figure.image:
+        return Enriched(figure)
+    path = images.path(figure.image)
+    if not path.is_file():
+        return Enriched(figure)
+    try:
+        fv = analyze_figure(path, caption_split=figure.caption_split, expected_panels=figure.expected_panels)
+    except FiglinkError as e:
+        return Enriched(figure, (f"{figure.figure_id}: vision: {e}",))
+    medical = figure.is_medical
+    if medical is not None and fv.type_ranking:
+        medical = is_medical(fv.type_ranking, medical)
+    return Enriched(replace(figure, panels=fv.panels, ocr=fv.ocr, figure_type=fv.figure_type,
+                            is_compound=bool(figure.is_compound) or fv.is_compound, is_medical=medical))

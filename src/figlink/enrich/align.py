@@ -1,4 +1,4 @@
-"""Attach each panel to its subcaption.
+"""Panels ↔ subcaptions: each panel gets the part of the caption about it.
 
 Order of evidence: (1) the label read in the image matches a caption label; (2) spatial words
 ("left", "top right", …) in a subcaption pick the panel at that place; (3) MedICaT's heuristic for the
@@ -8,13 +8,15 @@ with the remaining subcaptions in caption order, and extra panels take the last 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Optional
 
 from figlink.model import CaptionSplit, Panel, Subcaption
+from figlink.text import grammar as g
 from figlink.vision.panels import reading_order
 
-_SPATIAL = re.compile(r"\b(top|upper|bottom|lower|left|right|middle|center|centre)\b", re.IGNORECASE)
+_SPATIAL = re.compile(rf"\b({g.words_pattern(tuple(g.PLACE_WORDS))})\b", re.IGNORECASE)
 
 
 def caption_labels(split: Optional[CaptionSplit]) -> list[str]:
@@ -41,8 +43,7 @@ def _label_texts(split: CaptionSplit) -> dict[str, str]:
 def _spatial_words(sub: Subcaption) -> set[str]:
     head = " ".join(sub.labels) + " " + sub.text[:40]
     words = {w.lower() for w in _SPATIAL.findall(head)}
-    return {"top" if w == "upper" else "bottom" if w == "lower" else "middle" if w in ("center", "centre") else w
-            for w in words}
+    return {g.PLACE_WORDS.get(w, w) for w in words}
 
 
 def _place_score(p: Panel, words: set[str], panels: list[Panel]) -> float:
@@ -59,8 +60,8 @@ def _place_score(p: Panel, words: set[str], panels: list[Panel]) -> float:
 
 
 def align(panels: list[Panel], split: Optional[CaptionSplit]) -> list[Panel]:
-    """Set ``subcaption`` on each panel (in place); returns the panels in reading order."""
-    ordered = reading_order(panels)
+    """The panels in reading order, each a copy with its ``subcaption`` set (the inputs are not modified)."""
+    ordered = [dataclasses.replace(p) for p in reading_order(panels)]
     if split is None or not split.subcaptions:
         return ordered
     by_label = _label_texts(split)

@@ -1,0 +1,201 @@
+"""Panels, panel labels and panel ↔ subcaption alignment, tune and check side by side (issue 15, row 3).
+
+Two gold sets, each split by document (md5 of the key, even → tune):
+
+1. ``compound/exsclaim`` (7 Nature Communications figures; *silver*: an earlier tool's panels, labels and
+   subcaptions). Document: the article (``doc_key`` of the image name). Scored as MedICaT §3 defines it:
+   for each gold panel the predicted panel of highest IoU; IoU < 0.5 scores 0, else the token F1 of the
+   subcaptions (:func:`figlink.eval.metrics.alignment_f1`); label accuracy = gold panels whose best-IoU
+   (≥ 0.5) panel carries the gold label read in the image; panel recall = gold panels matched at IoU ≥ 0.5.
+
+2. **eLife vector figures** (:mod:`figlink.eval.pdf_panel_gold`): figures of ``pdf/elife`` (figures-only and
+   article PDFs) whose panel labels are text objects of the PDF. The labels' positions are gold for label
+   reading and panel count; their subcaptions come from the JATS caption's bold label markup. A figure is
+   kept only when its text-layer letters are exactly its caption's labels. Document: the eLife folder.
+   What it yields on the dev data: only ``elife-00230`` draws its figures as vectors (every other PDF
+   pastes rasters, whose labels are pixels): 9 figures with 37 panels, all in the *check* part (the folder
+   name's md5 is odd), so the tune column is empty; 1 more vector figure has no letters in its text layer
+   and is left out. The label points were checked by eye on all 9 crops (red circles on the rendered
+   crop: each sits on its printed letter). Known softness: a caption that names panels inside one group
+   sentence ("(A–C) Examples of networks in which cooperative pairs intermixed (A), … (B), … (C)") gives
+   the whole group sentence to each of A, B, C.
+   There are no gold panel boxes, so a gold panel is matched to the smallest predicted panel whose box
+   holds its label point (a label sits inside its panel); alignment F1 is then MedICaT's token F1 of the
+   subcaptions, mean over gold panels (unmatched: 0). Label accuracy: the matched panel's label is the
+   gold letter. Panel recall: gold labels whose matched panel holds no other gold label (merged panels
+   count once). Panel count: figures whose predicted panel count equals the number of gold labels.
+
+figlink runs as ingest does (caption stage, then ``analyze_figure`` with the caption's split and expected
+panel count); the baseline of the same run is ``benchmarks/vision_baseline.py`` (whitespace XY-cuts, a
+naive "(a)" regex split, reading-order pairing, no labels). Targets on check: alignment F1 ≥ 0.80,
+labels ≥ 95%, and no row below the baseline.
+
+    python benchmarks/bench_alignment.py [--part tune|check|both] [--failures]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("FIGLINK_OCR_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import OUT, add_part_args, parts_of, require_shared_data, split_table, write_failures  # noqa: E402
+
+from figlink.eval.metrics import alignment_f1, iou, recall_at_iou, token_f1  # noqa: E402
+from figlink.eval.splits import doc_key, split_of  # noqa: E402
+
+
+def run_figlink(image: Path, caption: str):
+    """Panels as ingest makes them: the caption stage's split and panel count, then the vision stage."""
+    from figlink.model import Figure, Paper
+    from figlink.pipeline import caption_stage
+    from figlink.vision.analyze import analyze_figure
+
+    fig = caption_stage(Paper(paper_id="bench", source="jats", figures=[Figure(figure_id="f", caption=caption)])).figures[0]
+    return analyze_figure(image, caption_split=fig.caption_split, expected_panels=fig.expected_panels).panels
+
+
+def run_baseline(image: Path, caption: str):
+    from vision_baseline import baseline
+
+    return baseline(image, caption)
+
+
+# ------------------------------------------------------------------------------------------ exsclaim
+
+def exsclaim_scores(gold: list[dict], panels) -> dict:
+    from bench_vision import label_accuracy
+
+    ok, n = label_accuracy(gold, panels)
+    return {"f1": alignment_f1([(g["bbox"], g["text"]) for g in gold], [(p.bbox, p.subcaption) for p in panels]),
+            "recall": recall_at_iou([g["bbox"] for g in gold], [p.bbox for p in panels]),
+            "labels": (ok, n), "gold": len(gold)}
+
+
+# ------------------------------------------------------------------------------------ eLife vector gold
+
+def point_scores(fig, panels) -> dict:
+    """Point-matched alignment F1, label accuracy, panel recall and count (see the module doc)."""
+    def holder(pt):
+        x, y = pt
+        inside = [p for p in panels if p.bbox[0] - 3 <= x <= p.bbox[2] + 3 and p.bbox[1] - 3 <= y <= p.bbox[3] + 3]
+        return min(inside, key=lambda p: (p.bbox[2] - p.bbox[0]) * (p.bbox[3] - p.bbox[1]), default=None)
+
+    matched = [holder(g.point) for g in fig.panels]
+    f1 = [token_f1(m.subcaption, g.subcaption) if m is not None else 0.0 for g, m in zip(fig.panels, matched)]
+    ids = [id(m) for m in matched if m is not None]
+    distinct = sum(1 for m in matched if m is not None and ids.count(id(m)) == 1)
+    labels = sum(1 for g, m in zip(fig.panels, matched) if m is not None and (m.label or "").lower() == g.label)
+    return {"f1": sum(f1) / len(f1), "recall": distinct / len(fig.panels), "labels": (labels, len(fig.panels)),
+            "count_ok": len(panels) == len(fig.panels), "gold": len(fig.panels), "per_panel": f1, "matched": matched}
+
+
+def elife_gold(data: Path, parts: tuple[str, ...]):
+    from figlink.eval.pdf_panel_gold import build_gold
+
+    figs, notes = [], []
+    for d in sorted((data / "pdf" / "elife").iterdir()):
+        if not d.is_dir() or split_of(doc_key(d.name)) not in parts:
+            continue
+        g, n = build_gold(d, OUT / "pdf_panel_gold")
+        figs += g
+        notes += n
+    return figs, notes
+
+
+# ------------------------------------------------------------------------------------------ report
+
+def summarize(rows: list[dict]) -> dict:
+    if not rows:
+        return {}
+    ok = sum(r["labels"][0] for r in rows)
+    n = sum(r["labels"][1] for r in rows)
+    gold = sum(r["gold"] for r in rows)
+    out = {"f1": sum(r["f1"] for r in rows) / len(rows), "labels": ok / n if n else None,
+           "recall": sum(r["recall"] * r["gold"] for r in rows) / gold, "figures": len(rows), "panels": gold}
+    if "count_ok" in rows[0]:
+        out["count"] = sum(r["count_ok"] for r in rows) / len(rows)
+    return out
+
+
+def table(title: str, res: dict, parts: tuple[str, ...], with_count: bool) -> None:
+    def cell(name: str, part: str, key: str, pct: bool) -> str:
+        r = res.get((name, part)) or {}
+        v = r.get(key)
+        if v is None:
+            return "-" if r else "- (no gold)"
+        return f"{100 * v:.1f}%" if pct else f"{v:.3f}"
+
+    spec = [("alignment F1 (mean over figures)", "f1", False, ">= 0.80"), ("panel-label accuracy", "labels", True, ">= 95%"),
+            ("panel recall", "recall", True, ">= baseline")]
+    if with_count:
+        spec.append(("panel count exact (figures)", "count", True, ">= baseline"))
+    rows = [[m, cell("figlink", "tune", k, p), cell("figlink", "check", k, p), cell("baseline", "tune", k, p),
+             cell("baseline", "check", k, p), t] for m, k, p, t in spec]
+
+    def n(part: str) -> str:
+        r = res.get(("figlink", part)) or {}
+        return f"{r['figures']} figures, {r['panels']} panels" if r else "0"
+    rows.append(["gold", n("tune"), n("check"), "", "", ""])
+    split_table(title, rows, parts, "baseline")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_part_args(ap)
+    args = ap.parse_args(argv)
+    data = require_shared_data("the alignment benchmark")
+    import torch
+
+    torch.set_num_threads(1)
+    from bench_vision import load_exsclaim
+
+    parts = parts_of(args.part)
+    t0 = time.perf_counter()
+    fails: list[dict] = []
+    ex: dict = {(n, p): [] for n in ("figlink", "baseline") for p in parts}
+    for f in load_exsclaim(data):
+        part = split_of(doc_key(f["name"]))
+        if part not in parts:
+            continue
+        for name, fn in (("figlink", run_figlink), ("baseline", run_baseline)):
+            sc = exsclaim_scores(f["gold"], fn(f["image"], f["caption"]))
+            ex[name, part].append(sc)
+            if args.failures and part == "tune" and name == "figlink" and sc["f1"] < 0.8:
+                fails.append({"set": "exsclaim", "figure": f["name"], "alignment_f1": round(sc["f1"], 3),
+                              "labels": sc["labels"], "caption": f["caption"]})
+    table("Compound figures, exsclaim (silver; MedICaT IoU >= 0.5 matching)", {k: summarize(v) for k, v in ex.items()},
+          parts, False)
+
+    gold, notes = elife_gold(data, parts)
+    el: dict = {(n, p): [] for n in ("figlink", "baseline") for p in parts}
+    for fig in gold:
+        part = split_of(doc_key(fig.doc))
+        for name, fn in (("figlink", run_figlink), ("baseline", run_baseline)):
+            panels = fn(fig.image, fig.caption)
+            sc = point_scores(fig, panels)
+            el[name, part].append(sc)
+            if args.failures and part == "tune" and name == "figlink" and (sc["f1"] < 0.8 or sc["labels"][0] < sc["labels"][1]):
+                fails.append({"set": "elife-vector", "figure": fig.key, "image": str(fig.image),
+                              "alignment_f1": round(sc["f1"], 3), "labels": sc["labels"],
+                              "panels": [{"gold_label": g.label, "point": g.point, "gold_subcaption": g.subcaption,
+                                          "predicted_label": m.label if m else None,
+                                          "predicted_subcaption": m.subcaption if m else None}
+                                         for g, m in zip(fig.panels, sc["matched"])]})
+    table("eLife vector figures (labels from the PDF text layer, subcaptions from JATS; label-point matching)",
+          {k: summarize(v) for k, v in el.items()}, parts, True)
+    print(f"  left out: {len(notes)} figures whose text-layer letters are not their caption's labels "
+          f"(raster figures: no letters at all)")
+    print(f"\nbench_alignment: {time.perf_counter() - t0:.0f} s")
+    if args.failures and "tune" in parts:
+        write_failures("alignment", fails)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""End-to-end speed as users run it: ``figlink parse FILES --json > out`` against pubmed_parser (issue 15, row 7).
+
+Input: a fixed subset of the Europe PMC articles (every k-th file in name order, 400 by default; see
+``bench_inline_refs.europepmc_folder``). ``figlink parse`` takes files, not folders (a folder gets a
+one-line error pointing at ``figlink ingest``), so the files are passed as the shell passes ``DIR/*.xml``.
+
+Rows, each a fresh process timed on the wall clock from start to exit (interpreter start-up and imports
+included), passes alternating between the tools, best of ``--repeat``:
+- ``figlink parse FILES --json > out`` (metadata, figures, captions + caption stage, inline references
+  with panels, JSON lines);
+- pubmed_parser in a CLI-equivalent script: per file ``parse_pubmed_xml`` + ``parse_pubmed_caption`` +
+  ``parse_pubmed_paragraph(all_paragraph=True)``, one JSON line per file to stdout (it extracts less:
+  no sentences, no panels, no caption analysis);
+- ``figlink ingest DIR --corpus C --no-index`` (1 worker, and 2 workers), articles/s; with ``--ingest-index``
+  also a default ingest, which builds the search index (MiniLM embeddings: minutes on 2 cores).
+Target: figlink parse ≥ 2x pubmed_parser end to end.
+
+``--profile`` also runs ``figlink parse`` once under pyinstrument (installed into a private folder given by
+``$FIGLINK_PROFILER_SITE``, default ``/tmp/figlink-profiler-site``, when the venv lacks it) and prints where
+the time goes: start-up imports, lxml, inline references, the caption stage, JSON encoding.
+
+    python benchmarks/bench_parse_cli.py [--files 400] [--repeat 3] [--quick] [--profile] [--no-ingest] [--ingest-index]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_inline_refs import europepmc_folder  # noqa: E402
+from common import REPO, print_table, require_shared_data  # noqa: E402
+
+PUBMED_SCRIPT = r"""
+import json, sys
+import pubmed_parser as pp
+failed = 0
+for path in sys.argv[1:]:
+    try:
+        rec = {"meta": pp.parse_pubmed_xml(path), "captions": pp.parse_pubmed_caption(path),
+               "paragraphs": pp.parse_pubmed_paragraph(path, all_paragraph=True)}
+    except Exception as e:
+        failed += 1
+        print(f"error: {path}: {e}", file=sys.stderr)
+        continue
+    sys.stdout.write(json.dumps(rec, default=str) + "\n")
+sys.exit(1 if failed else 0)
+"""
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join([str(REPO / "src")] + ([e["PYTHONPATH"]] if e.get("PYTHONPATH") else []))
+    return e
+
+
+def wall(cmd: list[str], out: Path) -> tuple[float, int]:
+    t = time.perf_counter()
+    with out.open("wb") as fh:
+        rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.DEVNULL, env=env()).returncode
+    return time.perf_counter() - t, rc
+
+
+def subset(folder: Path, n: int) -> list[Path]:
+    files = sorted(folder.glob("*.xml"))
+    step = max(1, len(files) // n)
+    return files[::step][:n]
+
+
+def profile(files: list[Path], work: Path) -> None:
+    site = Path(os.environ.get("FIGLINK_PROFILER_SITE", "/tmp/figlink-profiler-site"))
+    try:
+        import pyinstrument  # noqa: F401
+        extra = []
+    except ImportError:
+        if not (site / "pyinstrument").is_dir():
+            subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(site), "pyinstrument==5.1.3"],
+                           check=True)
+        extra = [str(site)]
+    e = env()
+    e["PYTHONPATH"] = os.pathsep.join([e["PYTHONPATH"]] + extra)
+    report = work / "profile.pyisession"
+    cmd = [sys.executable, "-m", "pyinstrument", "--interval", "0.0005", "-r", "session", "-o", str(report),
+           "-m", "figlink.cli", "parse", *map(str, files), "--json"]
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e, check=False)
+    text_report = REPO / "benchmarks" / "out" / "parse_profile.txt"
+    text_report.parent.mkdir(parents=True, exist_ok=True)
+    for p in extra:
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    from pyinstrument.renderers import ConsoleRenderer
+    from pyinstrument.session import Session
+
+    session = Session.load(str(report)) if report.exists() else None
+    if session is not None:
+        text_report.write_text(ConsoleRenderer(unicode=True, color=False).render(session), encoding="utf-8")
+    # start-up: a bare interpreter, and the whole command on one article (imports + one parse)
+    one = [sys.executable, "-m", "figlink.cli", "parse", str(files[0]), "--json"]
+    t_one = min(wall(one, work / "o")[0] for _ in range(3))
+    t_py = min(wall([sys.executable, "-c", "pass"], work / "o")[0] for _ in range(3))
+    print(f"\nProfile of `figlink parse {len(files)} files --json` (pyinstrument; the tree is in "
+          f"{text_report.relative_to(REPO)})")
+    print(f"  wall of a bare interpreter: {t_py:.3f} s; `figlink parse` of one article: {t_one:.3f} s (start-up "
+          f"and imports, one parse)")
+    if session is not None:
+        print(summarize(session.root_frame()))
+
+
+# (bucket, predicate on (function, file)); the deepest matching frame on a stack decides the bucket
+_BUCKETS = [
+    ("start-up: imports", lambda f, p: f in ("<module>", "_find_and_load", "_call_with_frames_removed")),
+    ("JSON encoding (Paper.to_json / to_dict)", lambda f, p: f in ("to_json", "to_dict") or "json/" in p),
+    ("caption stage (split, normalize, keywords)", lambda f, p: f == "caption_stage"),
+    ("inline references (blocks, sentences, mentions)", lambda f, p: f == "_inline_refs"),
+    ("lxml parse (+ ref-list cut)", lambda f, p: f in ("parse_xml_bytes", "without_ref_lists")),
+    ("rest of parse_jats (metadata, figures, captions)", lambda f, p: f == "parse_jats"),
+    ("writing stdout", lambda f, p: f in ("write", "TextIOWrapper.write")),
+]
+
+
+def summarize(root) -> str:
+    """Self time of every profiled frame (a pyinstrument ``Frame`` tree), put in the bucket of its deepest
+    ancestor-or-self that names one (an import inside the caption stage counts as an import); the rest
+    is the CLI (typer) and glue."""
+    totals: dict[str, float] = {}
+
+    def walk(frame, bucket: str) -> None:
+        fn, path = frame.function or "", frame.file_path_short or ""
+        for name, pred in _BUCKETS:
+            if pred(fn, path):
+                bucket = name
+                break
+        own = frame.time - sum(k.time for k in frame.children)
+        totals[bucket] = totals.get(bucket, 0.0) + max(0.0, own)
+        for k in frame.children:
+            walk(k, bucket)
+
+    if root is None:
+        return "  (no samples)"
+    walk(root, "CLI, typer and other")
+    total = sum(totals.values())
+    out = [f"  {'where':<50} {'seconds':>8} {'share':>7}"]
+    for name, v in sorted(totals.items(), key=lambda kv: -kv[1]):
+        out.append(f"  {name:<50} {v:>8.2f} {100 * v / max(total, 1e-9):>6.1f}%")
+    out.append(f"  {'total (wall-clock samples)':<50} {total:>8.2f}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", type=int, default=400)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="100 files, one pass, no ingest with index")
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--no-ingest", action="store_true")
+    ap.add_argument("--ingest-index", action="store_true", help="also time an ingest that builds the search index")
+    args = ap.parse_args(argv)
+    data = require_shared_data("the end-to-end parse benchmark")
+    n = 100 if args.quick else args.files
+    repeat = 1 if args.quick else args.repeat
+    files = subset(europepmc_folder(data), n)
+    work = Path(tempfile.mkdtemp(prefix="figlink-bench-cli-"))
+    try:
+        src = work / "in"
+        src.mkdir()
+        for f in files:
+            (src / f.name).symlink_to(f)
+        args_files = [str(src / f.name) for f in files]
+        script = work / "pubmed_cli.py"
+        script.write_text(PUBMED_SCRIPT)
+        fl_cmd = [sys.executable, "-m", "figlink.cli", "parse", *args_files, "--json"]
+        pp_cmd = [sys.executable, str(script), *args_files]
+        best = {"figlink": float("inf"), "pubmed": float("inf")}
+        rcs = {}
+        for _ in range(repeat):
+            for name, cmd in (("pubmed", pp_cmd), ("figlink", fl_cmd)):
+                t, rc = wall(cmd, work / f"{name}.jsonl")
+                best[name] = min(best[name], t)
+                rcs[name] = rc
+        lines = {k: sum(1 for _ in (work / f"{k}.jsonl").open()) for k in best}
+        ratio = best["pubmed"] / best["figlink"]
+        rows = [["figlink parse FILES --json > out", f"{len(files) / best['figlink']:.1f} articles/s",
+                 f"{best['figlink']:.2f} s", f"{lines['figlink']} JSON lines (exit {rcs['figlink']})",
+                 f"{ratio:.2f}x pubmed_parser (target >= 2x)"],
+                ["pubmed_parser CLI-equivalent script", f"{len(files) / best['pubmed']:.1f} articles/s",
+                 f"{best['pubmed']:.2f} s", f"{lines['pubmed']} JSON lines (exit {rcs['pubmed']})", "baseline"]]
+        if not args.no_ingest:
+            for label, extra in (("figlink ingest DIR --no-index (1 worker)", ["--no-index"]),
+                                 ("figlink ingest DIR --no-index --workers 2", ["--no-index", "--workers", "2"]),
+                                 ("figlink ingest DIR (with the search index)", [])):
+                if not extra and not args.ingest_index:
+                    continue  # the MiniLM index build takes minutes: only on request
+                corpus = work / f"corpus{len(rows)}"
+                t, rc = wall([sys.executable, "-m", "figlink.cli", "ingest", str(src), "--corpus", str(corpus), *extra],
+                             work / "ingest.out")
+                rows.append([label, f"{len(files) / t:.1f} articles/s", f"{t:.2f} s", f"exit {rc}", ""])
+                shutil.rmtree(corpus, ignore_errors=True)
+        print_table(f"End to end, one process per run, wall clock incl. start-up ({len(files)} Europe PMC articles, "
+                    f"best of {repeat})", ["command", "throughput", "wall", "output", "vs pubmed_parser"], rows)
+        if args.profile:
+            profile(files, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

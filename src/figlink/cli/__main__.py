@@ -1,0 +1,5 @@
+"""``python -m figlink.cli``."""
+
+from figlink.cli import main
+
+main()
