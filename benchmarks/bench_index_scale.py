@@ -469,13 +469,14 @@ def recall_and_profile(corpus: Path, queries: list[str], filt: dict) -> dict:
             t0 = time.perf_counter()
             got = vs.top(qv, 100)
             stages[f"dense {lv}"].append(time.perf_counter() - t0)
-            exact = vs.exact_top(qv, 100)
+            scores = vs.doc_scores(qv)
+            exact = vs.exact_top(qv, 100, scores=scores)
             for k in (10, 100):
                 hits.setdefault(f"{lv} R@{k}", []).append(
                     len({d for d, _ in got[:k]} & {d for d, _ in exact[:k]}) / max(1, min(k, len(exact))))
             mask = f.mask(v.cols[lv])
             got = vs.top(qv, 10, mask)
-            exact = vs.exact_top(qv, 10, mask)
+            exact = vs.exact_top(qv, 10, mask, scores)
             hits.setdefault(f"{lv} R@10 filtered", []).append(
                 len({d for d, _ in got} & {d for d, _ in exact}) / max(1, len(exact)))
         for lv in ("figure", "panel"):

@@ -111,17 +111,23 @@ class VectorSet:
         rows = np.sort(rows)
         return self._best_per_doc(rows, self._scores(rows, q), n)
 
-    def exact_top(self, q: np.ndarray, n: int, mask: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
-        """The best ``n`` documents by exhaustive search, optionally among ``mask`` only (the reference an
-        ANN index is measured against)."""
-        if len(self.docs) == 0 or n <= 0:
-            return []
+    def doc_scores(self, q: np.ndarray) -> np.ndarray:
+        """Every document's best cosine with ``q``, by exhaustive search in chunks (aligned with ``docs``)."""
         best = np.full(len(self.docs), -np.inf, dtype=np.float32)
         for s in range(0, len(self.vec), COPY_ROWS):
             sims = np.asarray(self.vec[s:s + COPY_ROWS], dtype=np.float32) @ q
             np.maximum.at(best, self._owner(np.arange(s, s + len(sims))), sims)
+        return best
+
+    def exact_top(self, q: np.ndarray, n: int, mask: Optional[np.ndarray] = None,
+                  scores: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
+        """The best ``n`` documents by exhaustive search (``scores``: :meth:`doc_scores`, when already
+        computed), optionally among ``mask`` only: the reference an ANN index is measured against."""
+        if len(self.docs) == 0 or n <= 0:
+            return []
+        best = self.doc_scores(q) if scores is None else scores
         if mask is not None:
-            best[~mask] = -np.inf
+            best = np.where(mask, best, -np.inf)
         n = min(n, len(best))
         idx = np.argpartition(-best, n - 1)[:n]
         idx = idx[np.lexsort((idx, -best[idx]))]
