@@ -94,13 +94,12 @@ def update(prev_path: Optional[Path], vec: np.ndarray, old_rows: int, dropped: b
     return train(vec)
 
 
-def search(index, q: np.ndarray, count: int, row_mask: Optional[np.ndarray] = None,
-           nprobe: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
+def search(index, q: np.ndarray, count: int, row_mask: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
     """About the ``count`` rows nearest to ``q`` (approximate inner product), optionally only rows where
     ``row_mask`` is set."""
     import faiss
 
-    params = faiss.SearchParametersIVF(nprobe=nprobe or NPROBE)
+    params = faiss.SearchParametersIVF(nprobe=NPROBE)  # type: ignore[call-arg]  # SWIG keyword arguments
     if row_mask is not None:
         bits = np.packbits(row_mask.astype(np.uint8), bitorder="little")
         params.sel = faiss.IDSelectorBitmap(len(row_mask), faiss.swig_ptr(bits))

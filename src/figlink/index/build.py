@@ -102,11 +102,11 @@ def _build(root: Path, src: Corpus, emb: Optional[Embedder], full: bool,
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     db = sqlite3.connect(tmp / "lexical.sqlite")
-    incremental = bool(manifest) and not full
-    if incremental:
-        prev = sqlite3.connect(f"file:{root / cur / 'lexical.sqlite'}?mode=ro", uri=True)
-        prev.backup(db)
-        prev.close()
+    prev_dir = root / cur if cur and manifest and not full else None  # the version this one extends
+    if prev_dir is not None:
+        prev_db = sqlite3.connect(f"file:{prev_dir / 'lexical.sqlite'}?mode=ro", uri=True)
+        prev_db.backup(db)
+        prev_db.close()
     else:
         lexical.create(db)
     db.execute("PRAGMA journal_mode=OFF")
@@ -114,8 +114,8 @@ def _build(root: Path, src: Corpus, emb: Optional[Embedder], full: bool,
     gone = lexical.delete_papers(db, gone_papers)
     writers = {lv: VectorWriter(tmp, lv, emb.dim) for lv in lexical.LEVELS} if emb is not None else {}
     for lv, w in writers.items():
-        if incremental:
-            w.keep(VectorSet.load(root / cur, lv, with_ann=False), gone)
+        if prev_dir is not None:
+            w.keep(VectorSet.load(prev_dir, lv, with_ann=False), gone)
     next_id = (db.execute("SELECT MAX(doc) FROM docs").fetchone()[0] or 0) + 1
     next_id = max(next_id, (manifest or {}).get("next_id", 1) if not full else 1)
     first_id = next_id
@@ -134,13 +134,13 @@ def _build(root: Path, src: Corpus, emb: Optional[Embedder], full: bool,
     counts = {lv: db.execute("SELECT COUNT(*) FROM docs WHERE level=?", (lv,)).fetchone()[0] for lv in lexical.LEVELS}
     lexical.write_df(db)
     inserted = next_id - first_id
-    lexical.merge_segments(db, rewrite=not incremental or inserted * OPTIMIZE_SHARE >= sum(counts.values()))
+    lexical.merge_segments(db, rewrite=prev_dir is None or inserted * OPTIMIZE_SHARE >= sum(counts.values()))
     db.commit()
     columns.save(tmp, *columns.from_db(db))
     db.close()
     for lv, w in writers.items():
         vec = w.close()
-        prev_ann = root / cur / f"{lv}.ann" if incremental else None
+        prev_ann = prev_dir / f"{lv}.ann" if prev_dir is not None else None
         index = ann.update(prev_ann, vec, w.kept_rows, w.dropped) if ann.available() else None
         if index is not None:
             ann.save(index, tmp / f"{lv}.ann")

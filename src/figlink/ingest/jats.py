@@ -486,8 +486,9 @@ def _group_xrefs(text: str, xrefs: list[_Xref]) -> list[list[_Xref]]:
 
 
 def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_to_key: dict[str, Optional[str]]
-                   ) -> tuple[str, dict[str, list[str]]]:
-    """The mention text of a run of adjacent xrefs and the panels it names for each figure id."""
+                   ) -> tuple[tuple[int, int], dict[str, list[str]]]:
+    """Where the mention of a run of adjacent xrefs stands in ``text`` (widened to its figure word and
+    trailing panel letters) and the panels it names for each figure id."""
     start, end = group[0].start, group[-1].end
     head = group[0].text
     if head[:1].isdigit() or len(head) <= 3 or not _starts_with_keyword(head):
@@ -533,12 +534,14 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
             for c in cites:
                 if c.key == id_to_key.get(rids[0]) or c.key == "":
                     result[rids[0]].extend(c.panels)
-    return mention, {fid: list(dict.fromkeys(p)) for fid, p in result.items()}
+    return (start, end), {fid: list(dict.fromkeys(p)) for fid, p in result.items()}
 
 
 def _starts_with_keyword(text: str) -> bool:
     """Whether an xref's text opens with its figure keyword ("Fig. 2", "(Supplementary Figure S1")."""
-    return g.KEYWORD.match(text, _NON_WORD.match(text).end()) is not None
+    lead = _NON_WORD.match(text)  # matches every string (it may be empty)
+    assert lead is not None
+    return g.KEYWORD.match(text, lead.end()) is not None
 
 
 def _fig_words(s: str) -> int:
@@ -578,16 +581,21 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
     refs: dict[tuple[str, str], InlineRef] = {}
     order: list[tuple[str, str]] = []
 
-    def add(fid: str, sentences: SentenceFinder, text: str, pos: int, mention: str,
+    def add(fid: str, sentences: SentenceFinder, text: str, pos: int, where: tuple[int, int],
             panels: list[str], section: Optional[str], tagged: bool) -> None:
+        """Cite ``fid`` from the sentence around ``pos`` with the mention at ``where`` in ``text``."""
         s, e = sentences.around(pos)
+        mention = text[where[0]:where[1]]
+        span = [max(where[0], s) - s, min(where[1], e) - s]
         key = (fid, text[s:e])
         ref = refs.get(key)
         if ref is None:
             refs[key] = InlineRef(text=text[s:e], mention=mention, panels=list(panels), section=section,
-                                  tagged=tagged)
+                                  tagged=tagged, mention_spans=[span])
             order.append(key)
             return
+        if span not in ref.mention_spans:
+            ref.mention_spans.append(span)
         if mention not in ref.mention.split("; "):
             ref.mention = f"{ref.mention}; {mention}"
         for p in panels:
@@ -610,15 +618,15 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
         sentences = SentenceFinder(text, [(x.start, x.end) for x in xrefs], breaks)
         section = _section_title(block, titles)
         for group in _group_xrefs(text, xrefs):
-            mention, cited = _resolve_group(text, group, key_to_id, id_to_key)
+            where, cited = _resolve_group(text, group, key_to_id, id_to_key)
             for fid, panels in cited.items():
                 fid = figures[lookup[fid]].figure_id if fid in lookup else fid
-                add(fid, sentences, text, group[0].start, mention, panels, section, True)
+                add(fid, sentences, text, group[0].start, where, panels, section, True)
         for m in plain:
             for c in m.citations:
                 fid = key_to_id.get(c.key)
                 if fid is not None:
-                    add(fid, sentences, text, m.start, m.text, list(c.panels), section, False)
+                    add(fid, sentences, text, m.start, (m.start, m.end), list(c.panels), section, False)
 
     by_id = {f.figure_id: f for f in figures}
     for key in order:

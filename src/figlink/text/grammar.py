@@ -22,6 +22,7 @@ readers match them as they are.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 # ------------------------------------------------------------------------------------------ characters
 
@@ -138,6 +139,13 @@ def label_core(label: str) -> str:
 # A label standing alone, as OCR reads it in an image: "a", "(B)", "c.", "D:".
 LONE_LABEL = re.compile(r"^\(?([A-Za-z])\)?[.:]?$")
 
+# How a caption writes a label: "(A" + "panel(s) B)" (paren, panelparen), "a)" (half), "A." / "A:" (dot,
+# colon), "A text" (bare), "panel A" (panel).
+LabelForm = Literal["paren", "panelparen", "half", "dot", "colon", "bare", "panel"]
+# What a label or place word does in its caption: it opens text about its panels, closes a clause about
+# them (trails), or only refers to them.
+LabelRole = Literal["open", "trail", "ref"]
+
 # --------------------------------------------------------------------------------------- figure keyword
 
 # What may stand before the figure word, and the key prefix it gives (see qualifier_prefix).
@@ -217,7 +225,7 @@ __all__ = [
     "place_of",
     "LABEL_ATOM", "LABEL_JOIN_WORDS", "LABEL_SEPARATOR", "LABEL_POSITION", "LABEL_LIST", "LABEL_PAREN",
     "LABEL_PANEL_PAREN", "LABEL_HALF", "LABEL_PUNCT", "LABEL_BARE", "LABEL_PANEL_WORD", "LABEL_PANEL_WORD_PLAIN",
-    "label_core", "LONE_LABEL",
+    "label_core", "LONE_LABEL", "LabelForm", "LabelRole",
     "QUALIFIER", "FIGURE_WORD", "KEYWORD", "KEYWORD_INITIALS", "KEYWORD_FORMS", "QUALIFIER_BEFORE", "KEYWORD_BEFORE",
     "FIGURE_NUMBER", "SUPPLEMENT", "ITEM_SEPARATOR", "LETTER_ATTACHED", "LETTER_SPACED", "NEXT_LETTER",
     "PANEL_LETTER", "MORE_LETTERS", "CAPTION_OPENER", "LABEL_END", "qualifier_prefix", "make_key",

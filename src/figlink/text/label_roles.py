@@ -40,9 +40,9 @@ class Tok:
     start: int
     end: int
     labels: list[str]
-    forms: set[str]
+    forms: set[g.LabelForm]
     note: bool = False
-    role: str = "ref"
+    role: g.LabelRole = "ref"
     at_start: bool = False
 
 
@@ -122,6 +122,7 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
         fresh = t.labels[0] not in opened and labels.isdisjoint(current)
         sub = (bool(current) and labels < current) or (bool(parent) and labels < parent)
         may_trail = fresh or sub or not current
+        role: g.LabelRole
         if not forms.isdisjoint(_OPENING_FORMS):
             role = "open"  # kept only where a clause opens (see _label_tokens)
             t.at_start = True
@@ -153,7 +154,7 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
 
 
 def _inline_role(text: str, t: Tok, last: Tok | None, fresh: bool, sub: bool, may_trail: bool,
-                 prev: str) -> str:
+                 prev: str) -> g.LabelRole:
     """Role of a label inside a sentence and followed by words.
 
     Followed by a conjunction or preposition it closes the clause before it ("…wild-type (A) and unc-116

@@ -30,7 +30,7 @@ class LabelToken:
     start: int
     end: int
     labels: tuple[str, ...]
-    form: str  # paren | half | dot | colon | bare | panel
+    form: g.LabelForm
     positions: tuple[str, ...] = ()
     raw: tuple[str, ...] = ()  # atoms as written, before the sequence check
     note: bool = False  # "(C, in red, 200*)": the parenthesis carries more than labels
@@ -94,7 +94,7 @@ def _valid_atoms(atoms: list[str]) -> bool:
     return True
 
 
-def _token(m: re.Match[str], form: str) -> LabelToken | None:
+def _token(m: re.Match[str], form: g.LabelForm) -> LabelToken | None:
     """The token of a match of one of the grammar's label forms (with its "note" and "p" groups, if any)."""
     groups = m.groupdict()
     listing, has_note, punct = groups["list"], groups.get("note") is not None, groups.get("p")
@@ -126,7 +126,7 @@ def _free(m: re.Match[str], taken: list[tuple[int, int]]) -> bool:
     return not any(a < end and start < b for a, b in taken)
 
 
-def _scan(pattern: re.Pattern[str], form: str, text: str, start: int,
+def _scan(pattern: re.Pattern[str], form: g.LabelForm, text: str, start: int,
           taken: list[tuple[int, int]]) -> list[LabelToken]:
     """Tokens written ``form`` where ``pattern`` matches in ``text[start:]`` clear of ``taken``."""
     out: list[LabelToken] = []

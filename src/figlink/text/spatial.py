@@ -57,7 +57,7 @@ class PositionToken:
     start: int
     end: int
     position: str
-    role: str
+    role: g.LabelRole
     noun: str = ""  # the word after the place ("panel", "row", "part"), lower case
 
 
@@ -133,11 +133,13 @@ def find_positions(text: str, start: int = 0) -> list[PositionToken]:
         nxt = text[m.end():m.end() + 2].strip()[:1]
         opens = _at_clause_start(text, m.start(), start) and nxt != "" and nxt not in ".,;:)"
         if pos:
-            role = "ref" if several else ("open" if opens else "trail")
+            role: g.LabelRole = "ref" if several else ("open" if opens else "trail")
             out.append(PositionToken(m.start(), m.end(), pos, role, (m.group("noun") or "").lower()))
             taken.append((m.start(), m.end()))
     for k in hits:
-        at = _LEAD.search(text, max(start, k - 12), k).start()  # "in the", "at" before the place word
+        lead = _LEAD.search(text, max(start, k - 12), k)  # "in the", "at" before the place word (may be empty)
+        assert lead is not None
+        at = lead.start()
         if not _at_clause_start(text, at, start):
             continue
         m = _OPEN.match(text, at, stop)
