@@ -14,7 +14,7 @@ take days, so only the real base texts are embedded):
    subcaptions, shared caption text, citing sentences, OCR) rewritten by a word map of its own: each
    lower-case word of 4+ letters is, with probability P_SWAP, replaced by a word at most WINDOW places
    away from it in the base corpus's frequency ranking, so document frequencies keep their shape and
-   BM25 posting lists their real lengths. Subcaption spans move with the text. Copies are written with
+   BM25 posting lists their real lengths. Subcaption and mention spans move with the text. Copies are written with
    ``Corpus.put_paper``, as ingest writes papers.
 4. Replica vectors: a text that is not a base text is embedded as unit(v + s·g): v the MiniLM vector of
    the base text it was made from, g a standard normal vector / sqrt(dim) seeded by the text's hash, and
@@ -245,15 +245,14 @@ class Rewriter:
             caption, move = self.text_with_offsets(f.get("caption") or "")
             f["caption"] = caption
             for r in f.get("inline_refs") or []:
-                r["text"] = self.text(r.get("text"))
+                r["text"], move_ref = self.text_with_offsets(r.get("text") or "")
+                r["mention_spans"] = [[move_ref(a), move_ref(b)] for a, b in r.get("mention_spans") or []]
             split = f.get("caption_split")
             if split:
                 split["shared_text"] = self.text(split.get("shared_text"))
                 for sc in split.get("subcaptions") or []:
                     sc["text"] = self.text(sc.get("text"))
                     sc["spans"] = [[move(a), move(b)] for a, b in sc.get("spans") or []]
-            for p in f.get("panels") or []:
-                p["subcaption"] = self.text(p.get("subcaption"))
             for o in f.get("ocr") or []:
                 o["text"] = self.text(o.get("text"))
         return Paper.from_dict(d)

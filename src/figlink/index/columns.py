@@ -13,7 +13,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -75,7 +75,7 @@ def from_db(db: sqlite3.Connection) -> tuple[dict[str, Columns], FigurePanels]:
     for lv in LEVELS:
         rows = db.execute("SELECT doc, year, open, medical, figure_type, paper_id FROM docs WHERE level=? "
                           "ORDER BY doc", (lv,)).fetchall()
-        c = list(zip(*rows)) if rows else [[]] * 6
+        c: list[Sequence[Any]] = list(zip(*rows)) if rows else [[]] * 6
         types, type_vocab = _codes(list(c[4]))
         papers, paper_vocab = _codes(list(c[5]))
         cols[lv] = Columns(np.asarray(c[0], dtype=np.int64), np.asarray(c[1], dtype=np.int32),
@@ -111,8 +111,10 @@ def load(folder: Path, db: Optional[sqlite3.Connection] = None) -> tuple[dict[st
         return from_db(db)
     vocab = json.loads((folder / _JSON).read_text())
     with np.load(folder / _NPZ) as z:
-        cols = {lv: Columns(*(z[f"{lv}.{name}"] for name in ("doc", "year", "open", "medical", "figure_type", "paper")),
-                            vocab[lv]["figure_types"], np.asarray(vocab[lv]["papers"], dtype=object))
+        cols = {lv: Columns(doc=z[f"{lv}.doc"], year=z[f"{lv}.year"], open=z[f"{lv}.open"], medical=z[f"{lv}.medical"],
+                            figure_type=z[f"{lv}.figure_type"], paper=z[f"{lv}.paper"],
+                            figure_types=vocab[lv]["figure_types"],
+                            papers=np.asarray(vocab[lv]["papers"], dtype=object))
                 for lv in LEVELS}
         panels = FigurePanels(z["panels.figures"], z["panels.offsets"], z["panels.panels"])
     return cols, panels
