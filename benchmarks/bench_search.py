@@ -225,7 +225,7 @@ def split_quality(papers: list[Paper], queries: list[Query], emb, work: Path) ->
                                                                     for q, a in zip(queries, fig_ans)]},
              "pan": {"BM25 regex subcaptions + title": [rank_of(bs.search(q.text), a) for q, a in zip(pan_q, pan_ans)]}}
     corpus = work / "corpus"
-    make_corpus([caption_stage(Paper.from_dict(p.to_dict())) for p in papers], corpus)
+    make_corpus([enrich(p) for p in papers], corpus)
     t = time.perf_counter()
     rep = build_index(corpus, emb)
     build_s = time.perf_counter() - t

@@ -9,6 +9,7 @@ import shutil
 import threading
 import time
 import zlib
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -205,3 +206,110 @@ def test_background_reload_answers_from_the_loaded_version_until_the_new_one_is_
         time.sleep(0.05)
     assert s.version().name == v2
     assert s.search("zebra stripes counted under a microscope", k=1)[0].paper_id == "ZEBRA"
+
+
+class CountingEmbedder(WordVectors):
+    """WordVectors that counts the texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def encode(self, texts) -> np.ndarray:
+        self.seen.extend(texts)
+        return super().encode(texts)
+
+
+def test_query_embeddings_are_remembered_per_embedder_and_bounded(corpus_dir, tmp_path, monkeypatch):
+    """A repeated query (next page, another level, another filter) is embedded once; the cache keeps the
+    last QUERY_CACHE queries only, and its hits equal those of a searcher that embeds every time."""
+    import figlink.index.searcher as searcher_mod
+
+    d = _copy(corpus_dir, tmp_path / "c")
+    emb = CountingEmbedder()
+    build_index(d, emb)
+    monkeypatch.setattr(searcher_mod, "QUERY_CACHE", 2)
+    s = Searcher(d, emb)
+    emb.seen.clear()
+    first = [(h.paper_id, h.figure_id, h.score) for h in s.search("holin hole formation", k=5)]
+    s.search("holin hole formation", k=5, level="panel")
+    s.search("holin hole formation", k=5, filters={"year_min": 2000})
+    assert emb.seen == ["holin hole formation"]
+    s.search("lysis time", k=5)
+    s.search("pesticide exposure", k=5)  # the cache holds two: the first query is forgotten
+    s.search("holin hole formation", k=5)
+    assert emb.seen == ["holin hole formation", "lysis time", "pesticide exposure", "holin hole formation"]
+    fresh = Searcher(d, emb)
+    assert first == [(h.paper_id, h.figure_id, h.score) for h in fresh.search("holin hole formation", k=5)]
+
+
+def test_background_load_that_fails_keeps_the_loaded_version_and_is_retried(corpus_dir, tmp_path, monkeypatch,
+                                                                            searcher):
+    """A version that fails to load in the background (e.g. removed while loading) never fails a query:
+    queries answer from the loaded version, and the load is tried again after RETRY_LOAD_S."""
+    import figlink.index.searcher as searcher_mod
+
+    d = _copy(corpus_dir, tmp_path / "c")
+    s = Searcher(d, searcher._embedder, reload_in_background=True)
+    v1 = s.version().name
+    _add_copies(d, 1)
+    build_index(d, searcher._embedder)
+    v2 = store.current(store.index_dir(d))
+    real_load, calls = searcher_mod._load, []
+
+    def flaky_load(root, name):
+        calls.append(name)
+        if len(calls) == 1:
+            raise OSError("version folder vanished")
+        return real_load(root, name)
+
+    monkeypatch.setattr(searcher_mod, "_load", flaky_load)
+    monkeypatch.setattr(searcher_mod, "RETRY_LOAD_S", 0.3)
+    assert s.search("holin hole formation", k=3) and s.version().name == v1
+    deadline = time.monotonic() + 30
+    while len(calls) < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    s._loader.join(10)
+    assert s.search("holin hole formation", k=3) and s.version().name == v1 and calls == [v2]  # not retried yet
+    time.sleep(0.35)
+    while s.version().name != v2 and time.monotonic() < deadline:
+        s.search("holin hole formation", k=3)
+        time.sleep(0.05)
+    assert s.version().name == v2 and calls == [v2, v2]
+
+
+def test_server_answers_every_request_while_versions_are_published(corpus_dir, tmp_path, searcher):
+    """The server (background reload) under 4 concurrent clients while two index versions are published:
+    every request answers 200 with hits, and the server ends on the last version and finds its paper."""
+    from fastapi.testclient import TestClient
+
+    from conftest import readers_running
+    from figlink.server.app import create_app
+
+    d = _copy(corpus_dir, tmp_path / "c")
+    cl = TestClient(create_app(d, Searcher(d, searcher._embedder, reload_in_background=True)))
+    codes: list[int] = []
+
+    def read() -> None:
+        r = cl.get("/api/search", params={"q": "holin hole formation", "level": "panel", "k": 5})
+        codes.append(r.status_code if r.status_code != 200 or r.json().get("hits") else -1)
+
+    with readers_running(read, 4) as errors:
+        with Corpus(d) as c:
+            for i in range(2):
+                p = c.paper("PMC3166277")
+                p.paper_id = f"NEW{i}"
+                c.put_paper(p, f"sha{i}", p.paper_id)
+                c.commit()
+                build_index(d, searcher._embedder)
+                time.sleep(0.5)
+    assert not errors, errors[0]
+    assert codes and set(codes) == {200}, Counter(codes)
+    last = store.current(store.index_dir(d))
+    deadline = time.monotonic() + 30
+    while cl.get("/api/health").json()["index"]["version"] != last and time.monotonic() < deadline:
+        cl.get("/api/search", params={"q": "holin", "k": 1})
+        time.sleep(0.05)
+    assert cl.get("/api/health").json()["index"]["version"] == last
+    papers = {h["paper_id"] for h in cl.get("/api/search", params={"q": "holin hole formation", "k": 50}).json()["hits"]}
+    assert {"NEW0", "NEW1"} <= papers
