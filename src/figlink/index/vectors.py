@@ -90,13 +90,7 @@ class VectorSet:
         if len(self.docs) == 0 or n <= 0:
             return []
         if self.ann is None:
-            s = np.maximum.reduceat(np.asarray(self.vec, dtype=np.float32) @ q, self.starts)
-            if mask is not None:
-                s = np.where(mask, s, -np.inf)
-            n = min(n, len(s))
-            idx = np.argpartition(-s, n - 1)[:n]
-            idx = idx[np.lexsort((idx, -s[idx]))]
-            return [(int(self.docs[i]), float(s[i])) for i in idx if np.isfinite(s[i])]
+            return self._best_of(np.maximum.reduceat(np.asarray(self.vec, dtype=np.float32) @ q, self.starts), n, mask)
         ends = None
         if mask is not None:
             pos = np.flatnonzero(mask)
@@ -125,13 +119,17 @@ class VectorSet:
         computed), optionally among ``mask`` only: the reference an ANN index is measured against."""
         if len(self.docs) == 0 or n <= 0:
             return []
-        best = self.doc_scores(q) if scores is None else scores
+        return self._best_of(self.doc_scores(q) if scores is None else scores, n, mask)
+
+    def _best_of(self, scores: np.ndarray, n: int, mask: Optional[np.ndarray]) -> list[tuple[int, float]]:
+        """The best ``n`` documents by their scores (aligned with ``docs``), optionally among ``mask`` only;
+        ties on the smaller document."""
         if mask is not None:
-            best = np.where(mask, best, -np.inf)
-        n = min(n, len(best))
-        idx = np.argpartition(-best, n - 1)[:n]
-        idx = idx[np.lexsort((idx, -best[idx]))]
-        return [(int(self.docs[i]), float(best[i])) for i in idx if np.isfinite(best[i])]
+            scores = np.where(mask, scores, -np.inf)
+        n = min(n, len(scores))
+        idx = np.argpartition(-scores, n - 1)[:n]
+        idx = idx[np.lexsort((idx, -scores[idx]))]
+        return [(int(self.docs[i]), float(scores[i])) for i in idx if np.isfinite(scores[i])]
 
 
 class VectorWriter:
