@@ -36,7 +36,14 @@ per request and memory (RSS). Then 8 clients x 200 requests while ``figlink inge
 articles in batches (each publishing a new index version): 5xx count, p50/p99, versions served.
 
     python benchmarks/bench_index_scale.py [--sizes 200000,1000000] [--quick] [--work DIR] [--reuse]
-        [--queries 300] [--ann-sweep] [--no-load]
+        [--queries 300] [--ann-sweep] [--no-load] [--load-only] [--dense-only]
+
+``--dense-only`` measures the dense part alone (minutes where the full build takes hours on a loaded
+machine): the base documents' vectors copied with the same noise model to each size, written with
+VectorWriter, the IVF-PQ index trained and filled as a build does, and the ANN path's recall and latency
+against exhaustive search. ``--load-only`` runs only the load test, on an index an earlier run built.
+With ``--reuse``, a size whose corpus was replicated but whose build was cut off is built without
+replicating again.
 
 ``--quick`` runs 20,000 panels from a 300-article base (minutes). ``--work DIR`` keeps the corpora,
 indexes and the base-vector cache (and ``--reuse`` reuses what an earlier run left there, quoting its
@@ -423,6 +430,108 @@ def build(folder: Path, work: Path) -> dict:
     return out
 
 
+# ------------------------------------------------------------------------------------------ dense only
+
+def dense_only(papers: list[Paper], base: BaseTexts, shares: np.ndarray, a: float, panels: int, folder: Path,
+               queries: list[str]) -> dict:
+    """The dense part alone at ``panels`` panel documents, without a corpus or a lexical index: each base
+    document's vectors (unit mean of its MiniLM text vectors, as the build makes them), copied with the
+    replica noise model (s² = a·f, f drawn from the replica table's shares), written with VectorWriter,
+    then the IVF-PQ index trained and filled as a build does (timed, peak memory of this process), and
+    the ANN path measured against exhaustive search with real queries, unfiltered and with a filter
+    passing the copies of half the base papers."""
+    import resource
+
+    import faiss
+    import torch
+
+    from figlink.index import ann
+    from figlink.index.embed import default_embedder
+    from figlink.index.vectors import VectorSet, VectorWriter
+
+    torch.set_num_threads(1)
+    faiss.omp_set_num_threads(1)
+    folder.mkdir(parents=True, exist_ok=True)
+    docs = [d for p in papers for d in paper_docs(p)]
+    paper_of = {}
+    for i, p in enumerate(papers):
+        paper_of[p.paper_id] = i
+    rng = np.random.default_rng(5)
+    out: dict = {}
+    for lv in ("panel", "figure"):
+        mine = [d for d in docs if d.level == lv]
+        groups = [np.stack([base.vec[[base.index[t] for t in g]].mean(axis=0) for g in d.dense]) for d in mine]
+        groups = [g / np.linalg.norm(g, axis=1, keepdims=True) for g in groups]
+        flat = np.concatenate(groups).astype(np.float32)
+        lengths = np.asarray([len(g) for g in groups])
+        even = np.asarray([paper_of[d.paper_id] % 2 == 0 for d in mine])
+        copies = -(-panels // sum(1 for d in docs if d.level == "panel"))
+        t0 = time.perf_counter()
+        w = VectorWriter(folder, lv, flat.shape[1])
+        next_doc = 1
+        for r in range(copies):
+            noise = rng.standard_normal(flat.shape, dtype=np.float32) / math.sqrt(flat.shape[1])
+            s = np.sqrt(a * rng.choice(shares, len(flat)))[:, None].astype(np.float32)
+            v = flat + s * noise
+            v /= np.linalg.norm(v, axis=1, keepdims=True)
+            ids = list(range(next_doc, next_doc + len(mine)))
+            next_doc += len(mine)
+            w.add(ids, np.split(v, np.cumsum(lengths)[:-1]))
+        vec = w.close()
+        write_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        index = ann.update(None, vec, 0, False)  # None below ann.MIN_VECTORS: exact search
+        ann_s = time.perf_counter() - t0
+        (folder / f"{lv}.ann").unlink(missing_ok=True)
+        if index is not None:
+            ann.save(index, folder / f"{lv}.ann")
+        vs = VectorSet.load(folder, lv)
+        mask = np.tile(even, copies)
+        qvs = default_embedder().encode(queries)
+        rec, rec100, recf, lat, lat_f, lat_exact = [], [], [], [], [], []
+        for q in qvs:
+            t = time.perf_counter()
+            got = vs.top(q, 100)
+            lat.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            scores = vs.doc_scores(q)
+            exact = vs.exact_top(q, 100, scores=scores)
+            lat_exact.append(time.perf_counter() - t)
+            rec.append(len({d for d, _ in got[:10]} & {d for d, _ in exact[:10]}) / 10)
+            rec100.append(len({d for d, _ in got} & {d for d, _ in exact}) / 100)
+            t = time.perf_counter()
+            got = vs.top(q, 10, mask)
+            lat_f.append(time.perf_counter() - t)
+            recf.append(len({d for d, _ in got} & {d for d, _ in vs.exact_top(q, 10, mask, scores)}) / 10)
+        out[lv] = {"docs": int(len(vs.docs)), "vectors": int(len(vs.vec)), "index": ann.factory_string(len(vec), vec.shape[1]) if index is not None else "exact",
+                   "write_s": write_s, "ann_s": ann_s, "vec_mib": (folder / f"{lv}.vec.npy").stat().st_size / 2**20,
+                   "ann_mib": ((folder / f"{lv}.ann").stat().st_size / 2**20 if index is not None else 0.0), "R@10": float(np.mean(rec)),
+                   "R@100": float(np.mean(rec100)), "R@10 filtered": float(np.mean(recf)),
+                   "ann ms": (pct(lat, 50), pct(lat, 99)), "ann filtered ms": (pct(lat_f, 50), pct(lat_f, 99)),
+                   "exact ms": (pct(lat_exact, 50), pct(lat_exact, 99))}
+        del vs, index, vec
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def dense_table(n: int, d: dict, queries: int) -> None:
+    rows = []
+    for lv in ("panel", "figure"):
+        x = d[lv]
+        rows += [[f"{lv}: documents / vectors", f"{x['docs']:,} / {x['vectors']:,} ({x['index']})"],
+                 [f"{lv}: write vectors / ANN train + add", f"{x['write_s']:.0f} s / {x['ann_s']:.0f} s"],
+                 [f"{lv}: on disk vectors / ANN", f"{x['vec_mib']:,.0f} / {x['ann_mib']:,.0f} MiB"],
+                 [f"{lv}: R@10 / R@100 vs exact", f"{x['R@10']:.3f} / {x['R@100']:.3f}"],
+                 [f"{lv}: R@10 filtered (half the papers)", f"{x['R@10 filtered']:.3f}"],
+                 [f"{lv}: p50 / p99 ms ANN top-100 (re-scored)", fmt_ms(x["ann ms"])],
+                 [f"{lv}: p50 / p99 ms ANN filtered top-10", fmt_ms(x["ann filtered ms"])],
+                 [f"{lv}: p50 / p99 ms exhaustive (baseline)", fmt_ms(x["exact ms"])],
+                 [f"{lv}: ANN speed-up vs exhaustive (p50)", f"{x['exact ms'][0] / max(x['ann ms'][0], 1e-9):.1f}x"]]
+    rows.append(["peak memory (this process)", f"{d['peak_mb']:,.0f} MB"])
+    print_table(f"Dense part alone at {size_label(n)} panels ({queries} real queries, one thread, "
+                f"load average {os.getloadavg()[0]:.1f})", ["", "value"], rows)
+
+
 # ------------------------------------------------------------------------------------------ measurements
 
 def pct(a, q: float) -> float:
@@ -650,6 +759,10 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--ann-sweep", action="store_true", help="nprobe sweep at the largest size")
     ap.add_argument("--no-load", action="store_true", help="skip the loopback load test")
+    ap.add_argument("--load-only", action="store_true",
+                    help="only the loopback load test, on the first size's index (built by an earlier --reuse run)")
+    ap.add_argument("--dense-only", action="store_true",
+                    help="only the dense vectors and their ANN index at each size (no corpus, no lexical index)")
     ap.add_argument("--child-build", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child_build:
@@ -688,16 +801,27 @@ def main() -> None:
         print("collecting queries …", flush=True)
         queries = load_queries([p for p in sources if p.parent == epmc], args.queries)
         base_panels = sum(1 for p in papers for d in paper_docs(p) if d.level == "panel")
+        if args.dense_only:
+            tables = [np.load(t)["shares"] for t in sorted(work.glob(f"size-*-{tag}/replica_table.npz"))]
+            shares = np.concatenate(tables) if tables else np.full(1, P_SWAP / 2, np.float32)
+            for n in sizes:
+                d = dense_only(papers, base, shares, cal["a"], n, work / f"dense-{n}-{tag}", queries)
+                (work / f"dense-{n}-{tag}" / "results.json").write_text(json.dumps(d, indent=1))
+                dense_table(n, d, len(queries))
+            return
 
         results = {}
         for n in sizes:
             folder = work / f"size-{n}-{tag}"
+            if args.load_only:
+                continue
             if not (args.reuse and (folder / "build.json").exists()):
-                shutil.rmtree(folder, ignore_errors=True)
-                folder.mkdir(parents=True)
-                print(f"[{size_label(n)}] replicating …", flush=True)
-                rep = replicate(papers, base, rw, n, folder)
-                (folder / "replicate.json").write_text(json.dumps(rep))
+                if not (args.reuse and (folder / "replicate.json").exists()):  # else: a build that was cut off
+                    shutil.rmtree(folder, ignore_errors=True)
+                    folder.mkdir(parents=True)
+                    print(f"[{size_label(n)}] replicating …", flush=True)
+                    rep = replicate(papers, base, rw, n, folder)
+                    (folder / "replicate.json").write_text(json.dumps(rep))
                 print(f"[{size_label(n)}] building the index (child process) …", flush=True)
                 b = build(folder, work)
                 b["reused"] = False
@@ -734,8 +858,9 @@ def main() -> None:
                                          f"model vs MiniLM's copy {cal['cos_model_vs_minilm']:.3f})"],
             ["queries", f"{len(queries)} citing sentences of Europe PMC articles"]])
 
-        cols = [size_label(n) for n in sizes]
-        r = [results[n] for n in sizes]
+        shown = [n for n in sizes if n in results]
+        cols = [size_label(n) for n in shown]
+        r = [results[n] for n in shown]
         rows = [
             ["panel / figure documents", *[f"{x['build']['panels']:,} / {x['build']['figures']:,}" for x in r]],
             ["papers (copies of the base)", *[f"{x['build']['papers']:,} ({x['build']['copies']})" for x in r]],
@@ -773,10 +898,11 @@ def main() -> None:
         rows.append(["HTTP errors", *[str(sum(x["http"][k]["errors"] for k in ("figure", "panel", "panel filtered")))
                                       for x in r]])
         rows.append(["load average during HTTP runs", *[f"{x['http']['load']:.1f}" for x in r]])
-        print_table(f"Index at scale ({len(queries)} real queries; filter: {results[sizes[0]]['filter']})",
-                    ["", *cols], rows)
+        if shown:
+            print_table(f"Index at scale ({len(queries)} real queries; filter: {results[shown[0]]['filter']})",
+                        ["", *cols], rows)
 
-        if args.ann_sweep:
+        if args.ann_sweep and not args.load_only:
             big = work / f"size-{sizes[-1]}-{tag}" / "corpus"
             print_table(f"ANN nprobe sweep at {size_label(sizes[-1])} panels (dense top-100, re-scored exactly)",
                         ["level", "vectors", "nlist", "nprobe", "R@10 vs exact", "p50 ms", "p99 ms"],
