@@ -110,7 +110,10 @@ class VectorSet:
         best = np.full(len(self.docs), -np.inf, dtype=np.float32)
         for s in range(0, len(self.vec), COPY_ROWS):
             sims = np.asarray(self.vec[s:s + COPY_ROWS], dtype=np.float32) @ q
-            np.maximum.at(best, self._owner(np.arange(s, s + len(sims))), sims)
+            owners = self._owner(np.arange(s, s + len(sims)))  # ascending: one run of rows per document
+            first = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
+            docs = owners[first]  # a document cut by the chunk boundary keeps the better of its two parts
+            best[docs] = np.maximum(best[docs], np.maximum.reduceat(sims, first))
         return best
 
     def exact_top(self, q: np.ndarray, n: int, mask: Optional[np.ndarray] = None,
