@@ -62,7 +62,7 @@ def create_app(corpus_dir: str | Path, searcher: Optional[Searcher] = None,
                images: Optional[ImageStore] = None) -> FastAPI:
     """The app serving one corpus (its index is followed as new versions are published)."""
     reader = CorpusReader(corpus_dir)
-    search = searcher or Searcher(reader.root)
+    search = searcher or Searcher(reader.root, reload_in_background=True)
     store = images or ImageStore()
     static = _static()
     docs_html, docs_csp = _docs_page()
