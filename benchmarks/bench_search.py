@@ -10,6 +10,8 @@ the MiniLM index build is most of the time. Figure level
 BM25 over captions + title (the baseline of the target), BM25 over captions + the citing sentences left
 in the articles, and figlink's index (as ingest builds it: caption stage, then ``build_index``). Panel
 baseline: BM25 over regex-split subcaptions + title. Target on check: figlink ≥ BM25 at R@1, R@5, R@10.
+"figlink" is the default search (fusion + the shipped learned re-ranker, trained on the tune half only);
+the row "figlink fusion, no re-ranker" is ``rerank=False``. bench_rerank.py reports both in full.
 ``--failures`` writes the tune queries that BM25 ranks better than figlink.
 
 ``--set dev`` (the issue-6 benchmark):
@@ -228,7 +230,7 @@ def split_quality(papers: list[Paper], queries: list[Query], emb, work: Path) ->
                                                                     for q, a in zip(queries, fig_ans)]},
              "pan": {"BM25 regex subcaptions + title": [rank_of(bs.search(q.text), a) for q, a in zip(pan_q, pan_ans)]}}
     corpus = work / "corpus"
-    make_corpus([caption_stage(Paper.from_dict(p.to_dict())) for p in papers], corpus)
+    make_corpus([enrich(p) for p in papers], corpus)  # the caption stage, as ingest runs it without images
     t = time.perf_counter()
     rep = build_index(corpus, emb)
     build_s = time.perf_counter() - t
@@ -240,12 +242,13 @@ def split_quality(papers: list[Paper], queries: list[Query], emb, work: Path) ->
     s = Searcher(corpus, cached)
     lat: list[float] = []
 
-    def run(qs: list[Query], level: str) -> tuple[list[int | None], list[list]]:
+    def run(qs: list[Query], level: str, rerank: bool = True) -> tuple[list[int | None], list[list]]:
         out, tops = [], []
         for q in qs:
             t0 = time.perf_counter()
-            hits = s.search(q.text, k=100, level=level)
-            lat.append(time.perf_counter() - t0)
+            hits = s.search(q.text, k=100, level=level, rerank=rerank)
+            if rerank:
+                lat.append(time.perf_counter() - t0)
             keys = [(h.paper_id, h.figure_id) if level == "figure" else (h.paper_id, h.figure_id, h.panel) for h in hits]
             out.append(rank_of(keys, (q.paper_id, q.figure_id) if level == "figure" else (q.paper_id, q.figure_id, q.panel)))
             tops.append(keys[:3])
@@ -253,6 +256,8 @@ def split_quality(papers: list[Paper], queries: list[Query], emb, work: Path) ->
 
     ranks["fig"]["figlink"], fig_tops = run(queries, "figure")
     ranks["pan"]["figlink"], pan_tops = run(pan_q, "panel")
+    ranks["fig"]["figlink fusion, no re-ranker"] = run(queries, "figure", False)[0]
+    ranks["pan"]["figlink fusion, no re-ranker"] = run(pan_q, "panel", False)[0]
     return {"ranks": ranks, "queries": queries, "pan_q": pan_q, "tops": {"fig": fig_tops, "pan": pan_tops},
             "figures": rep.figures, "panels": rep.panels, "build_s": build_s, "lat": lat, "papers": len(papers)}
 

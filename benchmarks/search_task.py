@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from figlink.ingest.jats import _KEYWORD_BEFORE, _TRAILING_LETTERS, _block_text, _blocks, paper_from_root, \
-    parse_xml_bytes
+from figlink.ingest.jats import _TRAILING_LETTERS, _block_text, _blocks, paper_from_root, parse_xml_bytes
 from figlink.model import CaptionSplit, Paper, Subcaption
+from figlink.text.grammar import KEYWORD_BEFORE
 from figlink.text.mentions import find_mentions
 from figlink.text.sentences import sentence_spans
 
@@ -53,7 +53,7 @@ def _citation_cuts(text: str, xrefs) -> list[tuple[int, int]]:
     cuts = []
     for x in xrefs:
         start, end = x.start, x.end
-        m = _KEYWORD_BEFORE.search(text, max(0, start - 30), start)
+        m = KEYWORD_BEFORE.search(text, max(0, start - 30), start)
         if m:
             start = m.start()
         t = _TRAILING_LETTERS.match(text, end)
