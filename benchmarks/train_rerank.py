@@ -83,18 +83,19 @@ and panel level; `figlink.index.rerank`). Each is a 2-layer network ({n_features
 score), a few kB, evaluated with numpy.
 
 - **Data**: the tune half (`figlink.eval.splits`, md5 of the article name even) of the Europe PMC
-  open-access dev articles (CC BY / CC0 articles of the Europe PMC OA subset, see
+  open-access dev articles (CC BY 4.0 / 3.0 / 2.0 or CC0 per article, see
   ../shared/data/README.md): {articles} articles, {queries} citing-sentence queries. Every inline reference
   is a free (query, figure) pair: a citing sentence of a query paragraph, its figure citation removed,
   must find the cited figure (panel: the one panel it names) in an index of the same articles with the
   query paragraphs deleted. The check half was never read.
-- **Licence**: the models are derived from CC BY articles; they are released with figlink under its licence.
+- **Licence**: the weights are derived from CC BY / CC0 articles (attribution: the Europe PMC open-access
+  subset); they are released with figlink under its licence.
 - **Recipe**: `python benchmarks/train_rerank.py` (features of `figlink.index.rerank_features`; listwise
   softmax loss, Adam lr {lr}, weight decay {wd}, {epochs} epochs, the epoch chosen on a fifth of the
-  tune articles held out by paper; seed {seed}; CPU, {train_s:.0f} s).
+  tune articles held out by paper; seed {seed}; CPU, {train_s:.0f} s for candidate features and training).
 - **Validation (held-out fifth of tune, answers in the top {top_k})**:
 {val_table}
-- **Measured** (`python benchmarks/bench_search.py --set europepmc --rerank`): see benchmarks/README.md.
+- **Measured** (`python benchmarks/bench_rerank.py`, check half): see below.
 
 Built {date} with format `figlink-rerank/1`. A model from another format or feature list fails at load.
 """

@@ -83,8 +83,7 @@ def test_features_count_overlaps_on_a_real_figure(corpus_dir, searcher):
     other = lexical.find_doc(v.db, "figure", "PMC3166277", "F2", None)
     q = "schematic presentation of two models of holin hole formation"
     cands = [Candidate(doc, 1.0, "PMC3166277", "F1"), Candidate(other, 0.5, "PMC3166277", "F2")]
-    terms = lexical.query_terms(q)
-    X = features(v.db, v.vectors.get("figure"), "figure", q, None, cands, {}, terms)
+    X = features(v.db, v.vectors.get("figure"), "figure", q, None, cands, {}, len(v.cols["figure"]["doc"]))
     f = dict(zip(FEATURES, X[0]))
     assert X.shape == (2, len(FEATURES)) and np.isfinite(X).all()
     assert f["cover_main"] == 1.0 and f["num_query"] == 0.0 and f["paper_count"] == pytest.approx(np.log(3))

@@ -22,7 +22,6 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from figlink.errors import FiglinkError
-from figlink.index import lexical
 from figlink.index.rerank_features import FEATURES, Candidate, features
 
 FORMAT = "figlink-rerank/1"
@@ -125,10 +124,7 @@ def rerank(model: RerankModel, db: Any, lock: Any, vectors: Any, level: str, que
         return fused
     cands = candidates(level, fused, cols, figure_of, model.top_k)
     with lock:
-        terms = lexical.query_terms(query)
-        if terms and n_docs:
-            terms = lexical.select_terms(db, level, terms, n_docs)
-        X = features(db, vectors, level, query, qvec, cands, scored, terms)
+        X = features(db, vectors, level, query, qvec, cands, scored, n_docs)
     s = model.score(X)
     order = np.argsort(-s, kind="stable")
     head = [(fused[i][0], float(s[i]), {**fused[i][2], "fused": int(i) + 1}) for i in order]

@@ -67,35 +67,64 @@ def _words(text: str) -> list[str]:
 
 
 class _Matcher:
-    """Finds which of the query's word keys, adjacent key pairs, numbers and entity tokens a text holds,
+    """Finds the query's word keys (with counts), adjacent key pairs, numbers and entity tokens in a text
     with one regular-expression scan each (documents are never tokenised word by word)."""
 
     def __init__(self, query: str) -> None:
         words = _words(query)
         self.keys = sorted(set(words), key=len, reverse=True)
-        self.pairs = sorted(set(zip(words, words[1:])))
+        self.pairs = set(zip(words, words[1:]))
         self.numbers = set(_NUMBER.findall(query))
         self.entities = set(_ENTITY.findall(query))
         alt = "|".join(re.escape(k) for k in self.keys)
-        self._word = re.compile(rf"\b(?:{alt})", re.UNICODE) if self.keys else None
-        self._pair = {(a, b): re.compile(rf"\b{re.escape(a)}\w*\W+{re.escape(b)}") for a, b in self.pairs}
+        self._word = re.compile(rf"\b({alt})\w*", re.UNICODE) if self.keys else None
         self._num = re.compile(rf"(?<![\w.])(?:{'|'.join(re.escape(n) for n in sorted(self.numbers, key=len, reverse=True))})"
                                r"(?![\w.]\d|\d)") if self.numbers else None
         self._ent = re.compile(rf"\b(?:{'|'.join(re.escape(e) for e in sorted(self.entities, key=len, reverse=True))})\b") \
             if self.entities else None
 
-    def words(self, lower: str) -> set[str]:
-        return {m[:6] for m in self._word.findall(lower)} & set(self.keys) if self._word else set()
-
-    def pair_count(self, lower: str, words: set[str]) -> int:
-        """Adjacent query word pairs found adjacent in the text (only pairs whose words it holds are tried)."""
-        return sum(1 for (a, b), pat in self._pair.items() if a in words and b in words and pat.search(lower))
+    def scan(self, lower: str) -> tuple[dict[str, int], int]:
+        """Counts of each query key in a lower-cased text, and how many query pairs occur in it as
+        neighbours (only stop words or punctuation between them)."""
+        if self._word is None:
+            return {}, 0
+        tf: dict[str, int] = {}
+        pairs: set[tuple[str, str]] = set()
+        prev: Optional[tuple[str, int]] = None
+        for m in self._word.finditer(lower):
+            k = m.group(1)
+            tf[k] = tf.get(k, 0) + 1
+            if prev is not None and (prev[0], k) in self.pairs:
+                gap = lower[prev[1]:m.start()]
+                if len(gap) < 40 and all(w in lexical.STOPWORDS for w in _WORD.findall(gap)):
+                    pairs.add((prev[0], k))
+            prev = (k, m.end())
+        return tf, len(pairs)
 
     def number_count(self, text: str) -> int:
         return len(set(self._num.findall(text))) if self._num else 0
 
     def entity_count(self, text: str) -> int:
         return len(set(self._ent.findall(text))) if self._ent else 0
+
+
+def key_idf(db: sqlite3.Connection, level: str, query: str, n_docs: int) -> dict[str, float]:
+    """BM25 idf of each query key from the index's document frequencies (porter stems; 0 when unknown)."""
+    words = [w for w in lexical.query_terms(query)]
+    stems = lexical._stemmer.stems(words) if words else {}
+    uniq = sorted(set(stems.values()))
+    df: dict[str, int] = {}
+    if uniq:
+        try:
+            df = dict(db.execute(f"SELECT term, n FROM df_{level} WHERE term IN ({','.join('?' * len(uniq))})", uniq))
+        except sqlite3.OperationalError:
+            df = {}
+    out: dict[str, float] = {}
+    for w in words:
+        n = df.get(stems.get(w, ""), 0)
+        idf = math.log(1 + (n_docs - n + 0.5) / (n + 0.5)) if n else 0.0
+        out[_key(w)] = max(out.get(_key(w), 0.0), idf)
+    return out
 
 
 def _log_rank(r: Optional[int], n: int) -> float:
@@ -107,19 +136,6 @@ def field_texts(db: sqlite3.Connection, level: str, docs: Sequence[int]) -> dict
     q = (f"SELECT rowid, {', '.join(FIELD_NAMES)} FROM fts_{level} "
          f"WHERE rowid IN ({','.join('?' * len(docs))})")
     return {int(r[0]): tuple(x or "" for x in r[1:]) for r in db.execute(q, list(docs))}
-
-
-def field_bm25(db: sqlite3.Connection, level: str, terms: Sequence[str], docs: Sequence[int]) -> dict[int, list[float]]:
-    """BM25 of each field alone (FIELD_NAMES order, higher better) for the documents that match."""
-    if not terms or not docs:
-        return {}
-    cols = []
-    for i in range(len(FIELD_NAMES)):
-        w = ", ".join("1" if j == i else "0" for j in range(len(FIELD_NAMES)))
-        cols.append(f"-bm25(fts_{level}, {w})")
-    q = (f"SELECT rowid, {', '.join(cols)} FROM fts_{level} WHERE fts_{level} MATCH ? "
-         f"AND rowid IN ({','.join('?' * len(docs))})")
-    return {int(r[0]): [max(0.0, float(x)) for x in r[1:]] for r in db.execute(q, (lexical.match_expr(terms), *docs))}
 
 
 def dense_rows(vectors: Optional[VectorSet], qvec: Optional[np.ndarray], docs: Sequence[int]
@@ -142,11 +158,11 @@ def dense_rows(vectors: Optional[VectorSet], qvec: Optional[np.ndarray], docs: S
 
 def features(db: sqlite3.Connection, vectors: Optional[VectorSet], level: str, query: str,
              qvec: Optional[np.ndarray], cands: Sequence[Candidate], scored: dict[str, list[tuple[int, float]]],
-             terms: Sequence[str]) -> np.ndarray:
+             n_docs: int) -> np.ndarray:
     """The feature matrix [len(cands), len(FEATURES)] of a query's candidates (fused order).
 
-    ``scored`` holds each retriever's own (doc, score) list for this level; ``terms`` are the query words
-    the lexical search scored.
+    ``scored`` holds each retriever's own (doc, score) list for this level; ``n_docs`` is the level's
+    document count (for the idf of query words).
     """
     n = len(cands)
     X = np.zeros((n, len(FEATURES)), dtype=np.float32)
@@ -158,17 +174,23 @@ def features(db: sqlite3.Connection, vectors: Optional[VectorSet], level: str, q
     n_lex, n_den = len(scored.get("lexical", [])), len(scored.get("text_dense", []))
     lex_top = max((s for _, s in lex.values()), default=0.0) or 1.0
     texts = field_texts(db, level, docs)
-    bm = field_bm25(db, level, terms, docs)
+    gidf = key_idf(db, level, query, n_docs)
     dense = dense_rows(vectors, qvec, docs)
     dense_top = max((v[0] if not v[2] else max(v[0], v[1]) for v in dense.values()), default=0.0)
-    bm_top = [max((bm[d][i] for d in bm), default=0.0) or 1.0 for i in range(len(FIELD_NAMES))]
     fused_top = cands[0].fused or 1.0
 
     qm = _Matcher(query)
     q_set = set(qm.keys)
     empty = ("",) * len(FIELD_NAMES)
     lowered = {d: [t.lower() for t in texts.get(d, empty)] for d in docs}
-    doc_sets = {d: [qm.words(t) for t in lowered[d]] for d in docs}
+    scans = {d: [qm.scan(t) for t in lowered[d]] for d in docs}
+    doc_sets = {d: [set(tf) for tf, _ in sc] for d, sc in scans.items()}
+    # BM25 of each field alone (k1 1.2, b 0.75; field lengths relative to the candidates' mean)
+    lengths = {d: [len(t.split()) for t in texts.get(d, empty)] for d in docs}
+    avg = [max(1.0, sum(lengths[d][j] for d in docs) / n) for j in range(len(FIELD_NAMES))]
+    bm = {d: [sum(gidf.get(k, 0.0) * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * lengths[d][j] / avg[j]))
+                  for k, tf in scans[d][j][0].items()) for j in range(len(FIELD_NAMES))] for d in docs}
+    bm_top = [max((bm[d][j] for d in docs), default=0.0) or 1.0 for j in range(len(FIELD_NAMES))]
     # rarity of each query word among the candidates (a word every candidate holds says little)
     df = {w: sum(1 for d in docs if any(w in s for s in doc_sets[d])) for w in q_set}
     idf = {w: math.log1p(n / (1 + df[w])) for w in q_set}
@@ -197,7 +219,7 @@ def features(db: sqlite3.Connection, vectors: Optional[VectorSet], level: str, q
         dr, _ = den.get(d, (None, 0.0))
         f["dense_cos"], f["dense_gap"] = best, dense_top - best
         f["dense_log_rank"], f["dense_present"] = _log_rank(dr, n_den), float(dr is not None)
-        fb = bm.get(d, [0.0] * len(FIELD_NAMES))
+        fb = bm[d]
         for j, name in enumerate(FIELD_NAMES):
             f[f"bm25_{name}_norm"] = fb[j] / bm_top[j]
             f[f"bm25_{name}_log"] = math.log1p(fb[j])
@@ -212,15 +234,15 @@ def features(db: sqlite3.Connection, vectors: Optional[VectorSet], level: str, q
         f["wcover_refs"] = sum(idf[w] for w in q_set & sets[2]) / idf_sum
         f["wcover_all"] = sum(idf[w] for w in q_set & union) / idf_sum
         npairs = len(qm.pairs) or 1
-        f["pairs_main"] = qm.pair_count(lowered[d][1], sets[1]) / npairs
-        f["pairs_refs"] = qm.pair_count(lowered[d][2], sets[2]) / npairs
+        f["pairs_main"] = scans[d][1][1] / npairs
+        f["pairs_refs"] = scans[d][2][1] / npairs
         body = " ".join(texts.get(d, empty)[1:4])
         f["num_query"] = math.log1p(len(qm.numbers))
         f["num_cover"] = qm.number_count(body) / len(qm.numbers) if qm.numbers else 0.0
         f["ent_query"] = math.log1p(len(qm.entities))
         f["ent_cover"] = qm.entity_count(body) / len(qm.entities) if qm.entities else 0.0
-        f["log_main_words"] = math.log1p(len(texts.get(d, empty)[1].split()))
-        f["log_refs_words"] = math.log1p(len(texts.get(d, empty)[2].split()))
+        f["log_main_words"] = math.log1p(lengths[d][1])
+        f["log_refs_words"] = math.log1p(lengths[d][2])
         same = per_paper[c.paper_id]
         f["paper_count"] = math.log1p(len(same))
         f["paper_best"] = cands[same[0]].fused / fused_top
