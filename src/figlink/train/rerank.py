@@ -71,7 +71,7 @@ def fit(groups: Sequence[Group], level: str, hidden: int = 32, epochs: int = 40,
     vX, vm = torch.from_numpy(Xv), torch.from_numpy(mv)
     net = torch.nn.Sequential(torch.nn.Linear(Xt.shape[2], hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
     opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
-    best = (-1.0, 0, None)
+    best: tuple[float, int, dict] = (-1.0, 0, {})
     history = []
     for epoch in range(1, epochs + 1):
         net.train()
