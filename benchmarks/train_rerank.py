@@ -95,7 +95,8 @@ score), a few kB, evaluated with numpy.
   tune articles held out by paper; seed {seed}; CPU, {train_s:.0f} s for candidate features and training).
 - **Validation (held-out fifth of tune, answers in the top {top_k})**:
 {val_table}
-- **Measured** (`python benchmarks/bench_rerank.py`, check half): see below.
+- **Measured** on the held-out check half: `python benchmarks/bench_rerank.py`; the shipped models' numbers
+  are in benchmarks/README.md ("Learned re-ranker").
 
 Built {date} with format `figlink-rerank/1`. A model from another format or feature list fails at load.
 """
