@@ -24,6 +24,8 @@ def search(query: str = typer.Argument(..., help="Free-text query."),
            year_min: Optional[int] = typer.Option(None, "--year-min"),
            year_max: Optional[int] = typer.Option(None, "--year-max"),
            as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
+           rerank: bool = typer.Option(True, "--rerank/--no-rerank",
+                                       help="Re-order the best hits with the learned re-ranker (when shipped)."),
            ) -> None:
     """Search figures or panels of a corpus."""
     from figlink.index import IndexMissing, Searcher
@@ -31,7 +33,7 @@ def search(query: str = typer.Argument(..., help="Free-text query."),
     filters = {"figure_type": figure_type, "is_medical": medical, "open": True if open_only else None,
                "year_min": year_min, "year_max": year_max}
     try:
-        hits = Searcher(corpus).search(query, k=k, level=level, filters=filters)
+        hits = Searcher(corpus).search(query, k=k, level=level, filters=filters, rerank=rerank)
     except IndexMissing as e:
         fail(str(e))
     except FiglinkError as e:

@@ -1,6 +1,8 @@
 """Searching a published index: lexical and dense candidates per level, fused (figures: a weighted sum of
 scores; panels: reciprocal rank).
 Panel search adds the figure-level ranking as a third signal, so a panel's figure context counts.
+When a learned re-ranker is present (:mod:`figlink.index.rerank`; shipped by default) it re-orders the
+best fused candidates of each level; ``rerank=False`` turns it off.
 
 A :class:`Searcher` follows the corpus's ``CURRENT`` version: each query checks it and, when a new
 version is published, loads it whole before switching, so a query always runs on one complete version.
@@ -19,7 +21,7 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from figlink.errors import InputError
-from figlink.index import columns, lexical, store
+from figlink.index import columns, lexical, rerank as rerank_mod, store
 from figlink.index.columns import Columns, FigurePanels
 from figlink.index.embed import Embedder, default_embedder
 from figlink.index.filters import Filters
@@ -82,6 +84,7 @@ class _Version:
     panels_of: FigurePanels  # figure doc → its panel docs
     lock: threading.Lock = field(default_factory=threading.Lock)
     facets: Optional[dict] = None  # computed on first use
+    figure_of: Optional[dict[int, int]] = None  # panel doc → figure doc, for the re-ranker (on first use)
 
 
 def _load(root: Path, name: str) -> _Version:
@@ -116,11 +119,14 @@ class Searcher:
     By default the first query after a publish loads the new version before it answers.
     ``reload_in_background`` (the server) instead keeps answering from the loaded version while one
     thread loads the new one, and switches when it is complete: no query waits for a load.
+    ``rerankers`` maps a level to its re-ranker model (absent or None: none for that level); left out,
+    the models shipped in the package are used.
     """
 
-    def __init__(self, corpus_dir: str | Path, embedder: Optional[Embedder] = None, *,
-                 reload_in_background: bool = False) -> None:
+    def __init__(self, corpus_dir: str | Path, embedder: Optional[Embedder] = None,
+                 rerankers: Optional[Mapping[str, Any]] = None, *, reload_in_background: bool = False) -> None:
         self.corpus_dir = Path(corpus_dir)
+        self._rerankers = rerankers
         self.root = store.index_dir(corpus_dir)
         self._embedder = embedder
         self._version: Optional[_Version] = None
@@ -218,12 +224,26 @@ class Searcher:
                 "papers": len(v.manifest["papers"]), "signals": v.manifest["signals"]}
 
     def search(self, query: str, k: int = 10, level: str = "figure",
-               filters: Filters | Mapping[str, Any] | None = None) -> list[Hit]:
+               filters: Filters | Mapping[str, Any] | None = None, rerank: bool = True) -> list[Hit]:
         """The best ``k`` documents of ``level`` for ``query``, best first."""
-        return self.search_page(query, k=k, level=level, filters=filters).hits
+        return self.search_page(query, k=k, level=level, filters=filters, rerank=rerank).hits
+
+    def _reranked(self, v: _Version, level: str, query: str, qvec: Optional[np.ndarray], fused: list,
+                  scored: dict, on: bool) -> list:
+        """``fused`` re-ordered by the level's re-ranker, when there is one and ``on``."""
+        if not on or qvec is None:  # the models learned with the dense signal: without it, fusion alone
+            return fused
+        model = (self._rerankers or {}).get(level) if self._rerankers is not None else rerank_mod.default_model(level)
+        if model is None:
+            return fused
+        if v.figure_of is None:
+            v.figure_of = rerank_mod.figure_of_panels(v.panels_of)
+        return rerank_mod.rerank(model, v.db, v.lock, v.vectors.get(level), level, query, qvec, fused, scored,
+                                 v.cols[level], v.figure_of, len(v.cols[level]))
 
     def search_page(self, query: str, k: int = 10, level: str = "figure",
-                    filters: Filters | Mapping[str, Any] | None = None, offset: int = 0) -> "Page":
+                    filters: Filters | Mapping[str, Any] | None = None, offset: int = 0, rerank: bool = True
+                    ) -> "Page":
         """Hits ``offset+1`` to ``offset+k`` of the ranking (``offset + k`` at most ``MAX_K``), and its size.
 
         Each signal contributes its best ``depth`` candidates, ``depth`` the first of 100, 200, 400, …
@@ -244,15 +264,17 @@ class Searcher:
         if level == "figure":
             scored = self._scored(v, "figure", query, qvec, f, n)
             lists.extend(scored.values())
-            fused = weighted_scores(scored, FIGURE_WEIGHTS, FIGURE_SCALE)
+            fused = self._reranked(v, "figure", query, qvec, weighted_scores(scored, FIGURE_WEIGHTS, FIGURE_SCALE),
+                                   scored, rerank)
         else:
             scored = self._scored(v, "panel", query, qvec, f, n)
             fig_scored = self._scored(v, "figure", query, qvec, f, n)
             lists.extend([*scored.values(), *fig_scored.values()])
             rankings = {name: [d for d, _ in items] for name, items in scored.items()}
-            figs = weighted_scores(fig_scored, FIGURE_WEIGHTS, FIGURE_SCALE)
+            figs = self._reranked(v, "figure", query, qvec, weighted_scores(fig_scored, FIGURE_WEIGHTS, FIGURE_SCALE),
+                                  fig_scored, rerank)
             rankings["figure"] = _panels_by_figure(v, [d for d, _, _ in figs], rrf(rankings, SIGNAL_WEIGHTS))
-            fused = rrf(rankings, SIGNAL_WEIGHTS)
+            fused = self._reranked(v, "panel", query, qvec, rrf(rankings, SIGNAL_WEIGHTS), scored, rerank)
         mask = f.mask(v.cols[level])
         allowed = len(v.cols[level]) if mask is None else int(mask.sum())
         # exact when no signal was cut off (nothing else can match) or every allowed document is ranked
@@ -322,9 +344,9 @@ _searchers_lock = threading.Lock()
 
 
 def search(query: str, corpus: str | Path, k: int = 10, level: str = "figure",
-           filters: Filters | Mapping[str, Any] | None = None) -> list[Hit]:
+           filters: Filters | Mapping[str, Any] | None = None, rerank: bool = True) -> list[Hit]:
     """Search a corpus's index (one cached :class:`Searcher` per corpus folder)."""
     key = Path(corpus).resolve()
     with _searchers_lock:
         s = _searchers.setdefault(key, Searcher(key))
-    return s.search(query, k=k, level=level, filters=filters)
+    return s.search(query, k=k, level=level, filters=filters, rerank=rerank)
