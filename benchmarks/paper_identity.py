@@ -7,7 +7,12 @@ unpacked Europe PMC articles; writes one line per input: ``{"input", "paper"}`` 
 Usage::
 
     python benchmarks/paper_identity.py dump OUT.jsonl [--europepmc DIR] [--no-pdf]
-    python benchmarks/paper_identity.py check OUT.jsonl [--europepmc DIR] [--no-pdf]   # lists what differs
+    python benchmarks/paper_identity.py check OUT.jsonl [--europepmc DIR] [--no-pdf] [--ignore KEY ...]
+
+``check`` lists the inputs whose JSON differs. ``--ignore KEY`` drops that key from every object, at any
+depth, on both sides first: a change that only adds fields is checked with the added keys ignored
+(``--v2`` ignores the keys model v2 added: schema_version, bbox_space, caption_bbox, mention_spans,
+subcaption_indices).
 """
 
 from __future__ import annotations
@@ -60,13 +65,28 @@ def dump_lines(europepmc: Path | None, pdf: bool):
             yield name, json.dumps({"input": name, "error": f"{e.stage}: {e}"}, sort_keys=True)
 
 
+V2_KEYS = ("schema_version", "bbox_space", "caption_bbox", "mention_spans", "subcaption_indices")
+
+
+def without(value, keys: frozenset[str]):
+    """``value`` with the keys ``keys`` dropped from every object in it."""
+    if isinstance(value, dict):
+        return {k: without(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [without(v, keys) for v in value]
+    return value
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=["dump", "check"])
     ap.add_argument("file", type=Path)
     ap.add_argument("--europepmc", type=Path)
     ap.add_argument("--no-pdf", action="store_true")
+    ap.add_argument("--ignore", action="append", default=[], metavar="KEY", help="key to leave out of the comparison")
+    ap.add_argument("--v2", action="store_true", help="ignore the keys that model v2 added")
     a = ap.parse_args()
+    ignore = frozenset(a.ignore) | (frozenset(V2_KEYS) if a.v2 else frozenset())
     if a.mode == "dump":
         with a.file.open("w") as f:
             n = 0
@@ -79,11 +99,13 @@ def main() -> int:
     differ, n = [], 0
     for name, line in dump_lines(a.europepmc, not a.no_pdf):
         n += 1
-        if before.get(name) != line:
+        old = before.get(name)
+        if old != line and (not ignore or old is None
+                            or without(json.loads(old), ignore) != without(json.loads(line), ignore)):
             differ.append(name)
     for name in differ:
         print(f"differs: {name}")
-    print(f"{n - len(differ)} of {n} identical")
+    print(f"{n - len(differ)} of {n} identical" + (f" (ignoring {', '.join(sorted(ignore))})" if ignore else ""))
     return 1 if differ else 0
 
 

@@ -29,7 +29,7 @@ def enrich_figure(corpus_dir: Path) -> None:
     from PIL import Image, ImageDraw
 
     from figlink.corpus import Corpus
-    from figlink.model import CaptionSplit, FigureType, OcrText, Panel, Subcaption
+    from figlink.model import Box, CaptionSplit, FigureType, OcrText, Panel, Subcaption
 
     pid, fid = ENRICHED
     with Corpus(corpus_dir) as c:
@@ -43,10 +43,10 @@ def enrich_figure(corpus_dir: Path) -> None:
             subcaptions=[Subcaption(["a"], cap[a0 + 3:b0].strip(), [[a0 + 4, b0 - 1]]),
                          Subcaption(["b"], cap[b0 + 3:].strip(), [[b0 + 4, len(cap)]])])
         fig.caption = cap + MARKUP
-        fig.panels = [Panel("a", [0, 0, 200, 150], fig.caption_split.subcaptions[0].text, 0.9),
-                      Panel("b", [200, 0, 400, 150], fig.caption_split.subcaptions[1].text, 0.9)]
-        fig.ocr = [OcrText("Frequency", [220, 120, 300, 140], "axis_label"),
-                   OcrText("cell recording", [20, 10, 120, 30], "text")]
+        fig.panels = [Panel("a", Box.pixels((0, 0, 200, 150)), [0], 0.9),
+                      Panel("b", Box.pixels((200, 0, 400, 150)), [1], 0.9)]
+        fig.ocr = [OcrText("Frequency", Box.pixels((220, 120, 300, 140)), "axis_title"),
+                   OcrText("cell recording", Box.pixels((20, 10, 120, 30)), "other")]
         fig.figure_type = FigureType("histogram", 0.9)
         fig.is_medical = False
         folder = c.image_dir_for(pid)

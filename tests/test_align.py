@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from figlink.enrich.align import align, caption_labels
 from figlink.eval.metrics import alignment_f1, cer, coco_map, iou, token_f1, wer
-from figlink.model import CaptionSplit, Panel, Subcaption
+from figlink.model import Box, CaptionSplit, Panel, Subcaption, subcaption_text
 
 
 def _p(label, box):
-    return Panel(label=label, bbox=[float(v) for v in box])
+    return Panel(label=label, bbox=Box.pixels(box))
+
+
+def _texts(panels, split):
+    return [subcaption_text(split, p.subcaption_indices) for p in panels]
 
 
 def test_labels_read_in_image_win_over_position():
     panels = [_p("b", (0, 0, 100, 100)), _p("a", (120, 0, 220, 100))]
     split = CaptionSplit(subcaptions=[Subcaption(["a"], "first"), Subcaption(["b"], "second")])
-    out = {p.label: p.subcaption for p in align(panels, split)}
-    assert out == {"a": "first", "b": "second"}
+    out = {p.label: p.subcaption_indices for p in align(panels, split)}
+    assert out == {"a": [0], "b": [1]}
 
 
 def test_medicat_heuristic_rows_then_columns_extra_takes_last():
@@ -23,28 +27,37 @@ def test_medicat_heuristic_rows_then_columns_extra_takes_last():
     panels = [_p(None, (0, 300, 100, 400)), _p(None, (200, 30, 300, 130)), _p(None, (0, 0, 100, 100))]
     split = CaptionSplit(subcaptions=[Subcaption(["a"], "one"), Subcaption(["b"], "two")])
     out = align(panels, split)
-    assert [p.bbox[:2] for p in out] == [[0.0, 0.0], [200.0, 30.0], [0.0, 300.0]]
-    assert [p.subcaption for p in out] == ["one", "two", "two"]
+    assert [p.bbox.xyxy()[:2] for p in out] == [[0.0, 0.0], [200.0, 30.0], [0.0, 300.0]]
+    assert _texts(out, split) == ["one", "two", "two"]
 
 
 def test_spatial_words_pick_the_panel():
     panels = [_p(None, (0, 0, 100, 100)), _p(None, (200, 0, 300, 100))]
     split = CaptionSplit(subcaptions=[Subcaption([], "Right: the treated arm."), Subcaption([], "Left: control.")])
     out = align(panels, split)
-    assert out[0].subcaption == "Left: control." and out[1].subcaption == "Right: the treated arm."
+    assert _texts(out, split) == ["Left: control.", "Right: the treated arm."]
 
 
 def test_mixed_labels_then_heuristic():
     panels = [_p("a", (0, 0, 100, 100)), _p(None, (200, 0, 300, 100)), _p(None, (0, 200, 100, 300))]
     split = CaptionSplit(subcaptions=[Subcaption(["a"], "A text"), Subcaption(["b"], "B text"),
                                       Subcaption(["c"], "C text")])
-    assert [p.subcaption for p in align(panels, split)] == ["A text", "B text", "C text"]
+    assert _texts(align(panels, split), split) == ["A text", "B text", "C text"]
     assert caption_labels(split) == ["a", "b", "c"]
 
 
 def test_no_split_leaves_subcaptions_empty():
     out = align([_p(None, (0, 0, 10, 10))], None)
-    assert out[0].subcaption is None
+    assert out[0].subcaption_indices == [] and _texts(out, None) == [None]
+
+
+def test_a_label_with_several_subcaptions_points_at_each_distinct_text():
+    # "(c) … (left) … (right)": the label's text, then its two spatial parts; a repeated text counts once
+    split = CaptionSplit(subcaptions=[Subcaption(["c"], "Raster plots."), Subcaption(["c"], "Young animal", positions=["left"]),
+                                      Subcaption(["c"], "Raster plots."), Subcaption(["d"], "")])
+    out = align([_p("c", (0, 0, 10, 10)), _p("d", (20, 0, 30, 10))], split)
+    assert [p.subcaption_indices for p in out] == [[0, 1], [3]]
+    assert _texts(out, split) == ["Raster plots. Young animal", ""]
 
 
 def test_alignment_f1_definition():

@@ -163,4 +163,4 @@ def test_pdf_and_xml_of_one_article_ingest_as_one_merged_paper_with_vision(elife
         assert (corpus / fig1.image).is_file() and fig1.page == 3  # the PDF's crop and page
         # Figure 1 has panels A-D side by side and stacked; each gets its subcaption
         assert [p.label for p in fig1.panels] == ["a", "b", "c", "d"]
-        assert all(p.subcaption for p in fig1.panels)
+        assert all(fig1.panel_subcaption(p) for p in fig1.panels)

@@ -182,7 +182,7 @@ def test_vision_in_ray_workers_gives_the_local_result(ray_up, tmp_path, elife_co
         (paper,) = list(c.papers())
     fig1 = paper.figure("fig1")
     assert (corpus / fig1.image).is_file() and fig1.page == 3
-    assert [p.label for p in fig1.panels] == ["a", "b", "c", "d"] and all(p.subcaption for p in fig1.panels)
+    assert [p.label for p in fig1.panels] == ["a", "b", "c", "d"] and all(fig1.panel_subcaption(p) for p in fig1.panels)
     assert fig1.figure_type is not None and fig1.ocr
 
     local_dir, _ = elife_corpus

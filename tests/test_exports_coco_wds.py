@@ -103,7 +103,7 @@ def test_coco_export_matches_the_corpus_and_evaluates_to_ap_1(elife_corpus, tmp_
         with Image.open(path) as im:
             assert im.size == (img["width"], img["height"])
         anns = gt.loadAnns(gt.getAnnIds(imgIds=[img["id"]]))
-        assert [(a["label"], a["subcaption"]) for a in anns] == [(p.label, p.subcaption) for p in fig.panels]
+        assert [(a["label"], a["subcaption"]) for a in anns] == [(p.label, fig.panel_subcaption(p)) for p in fig.panels]
         for a, p in zip(anns, fig.panels):
             x, y, w, h = a["bbox"]
             assert 0 <= x and 0 <= y and w > 0 and h > 0

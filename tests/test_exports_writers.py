@@ -14,12 +14,19 @@ import pytest
 from figlink.corpus import Corpus
 from figlink.exports import FOLDER_FORMATS, WRITERS, export
 from figlink.exports.parquet import arrow_type, figure_schema
-from figlink.model import Figure, Paper
+from figlink.model import Box as ModelBox, Figure, Panel, Paper
 
 
-def test_parquet_columns_are_the_model_fields_and_rows_read_back_as_the_model(corpus_dir, tmp_path):
-    paper_fields = [f.name for f in dataclasses.fields(Paper) if f.name not in ("figures", "warnings")]
-    assert figure_schema().names == paper_fields + [f.name for f in dataclasses.fields(Figure)]
+def test_parquet_columns_are_the_model_json_keys_and_rows_read_back_as_the_model(corpus_dir, tmp_path):
+    paper_fields = [k for k in Paper("P", "jats").to_dict() if k not in ("figures", "warnings")]
+    assert paper_fields[:3] == ["schema_version", "paper_id", "source"]
+    # every figure field, a box as its list and its space, a panel's derived subcaption text among its keys
+    figure_keys = list(Figure("f", bbox=ModelBox.points((1, 2, 3, 4)), panels=[Panel("a", ModelBox.pixels((0, 0, 1, 1)))]).to_dict())
+    assert figure_keys[5:9] == ["page", "bbox", "bbox_space", "caption_bbox"]
+    assert len(figure_keys) == len(dataclasses.fields(Figure)) + 1
+    assert figure_schema().names == paper_fields + figure_keys
+    panel_type = figure_schema().field("panels").type.value_type
+    assert [f.name for f in panel_type] == ["label", "bbox", "bbox_space", "subcaption_indices", "subcaption", "score"]
     with Corpus(corpus_dir, readonly=True) as c:
         report = export(c, "parquet", tmp_path / "f.parquet")
         papers = {p.paper_id: p for p in c.papers()}
@@ -32,6 +39,9 @@ def test_parquet_columns_are_the_model_fields_and_rows_read_back_as_the_model(co
         assert fig == paper.figure(row["figure_id"])
     enriched = next(r for r in rows if r["paper_id"] == "PMC3166277" and r["figure_id"] == "F2")  # see conftest
     assert [p["label"] for p in enriched["panels"]] == ["a", "b"] and enriched["figure_type"]["label"] == "histogram"
+    split = enriched["caption_split"]["subcaptions"]
+    assert [p["subcaption"] for p in enriched["panels"]] == [split[0]["text"], split[1]["text"]]
+    assert enriched["panels"][1]["bbox"] == [200.0, 0.0, 400.0, 150.0] and enriched["panels"][1]["bbox_space"] == "image_pixels"
 
 
 @dataclass

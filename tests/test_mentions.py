@@ -3,7 +3,8 @@
 import pytest
 
 from figlink.text.mentions import FigureCitation as C
-from figlink.text.mentions import expand_letters, figure_key, find_mentions, parse_mention
+from figlink.text.grammar import expand_letters
+from figlink.text.mentions import figure_key, find_mentions, parse_mention
 
 
 @pytest.mark.parametrize("text, expected", [

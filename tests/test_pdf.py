@@ -14,6 +14,7 @@ from figlink.ingest.pdf_figures import Region, match
 from figlink.ingest.pdf_page import Graphic, Line, PageContent
 from figlink.ingest.pdf_body import reading_order
 from figlink.model import Paper
+from figlink.text.mentions import leading_figure_index
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "elife"
 PDF = SAMPLES / "elife-15600.pdf"
@@ -107,10 +108,17 @@ def test_page_figures_gives_caption_boxes() -> None:
     ("Figure 3A shows", None),
     ("Table 1. Strains", None),
     ("Figure 1—source data 1. Raw counts", None),
+    # Opened by the shared grammar's qualifiers (these three were never PDF captions before issue 17).
+    ("Appendix 1—figure 2. Distribution of cell sizes", "A1-2"),
+    ("Supp. Fig. 3. Controls", "S3"),
+    ("Author response image 1. Western blot", "R1"),
 ])
 def test_caption_openers(text: str, key: str | None) -> None:
     got = caption_label(text)
     assert (got[0] if got else None) == key
+    if key is not None:  # the caption reader reads the same label at the start of a caption
+        idx = leading_figure_index(text)
+        assert idx is not None and idx.key == key and text[idx.end:] == got[2]
 
 
 def test_line_end_hyphens_follow_the_document() -> None:

@@ -318,7 +318,7 @@ def big_client(corpus_dir, tmp_path_factory, searcher):
     """A copy of the corpus whose enriched paper has figures that no request may decode whole: 20000 x 10000
     grey (past PIL's bomb limit), 12000 x 6000 RGB, a header claiming 40000 x 40000, and a truncated PNG.
     Each has panel a on its left half and b on its right half."""
-    from figlink.model import Figure, Panel
+    from figlink.model import Box, Figure, Panel
 
     d = tmp_path_factory.mktemp("big") / "c"
     shutil.copytree(corpus_dir, d)
@@ -343,7 +343,7 @@ def big_client(corpus_dir, tmp_path_factory, searcher):
         for fid, (w, h) in sizes.items():
             ext = "jpg" if fid == "JPG" else "png"
             f = Figure.from_dict({**src.to_dict(), "figure_id": fid, "image": f"images/{p.paper_id}/{fid}.{ext}"})
-            f.panels = [Panel("a", [0, 0, w / 2, h]), Panel("b", [w / 2, 0, w, h])]
+            f.panels = [Panel("a", Box.pixels((0, 0, w / 2, h))), Panel("b", Box.pixels((w / 2, 0, w, h)))]
             p.figures.append(f)
         c.put_paper(p, "big", "big")
         c.commit()

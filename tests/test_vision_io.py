@@ -12,6 +12,7 @@ from PIL import Image
 
 from figlink.enrich.vision import analyze_figure
 from figlink.errors import InputError
+from figlink.model import Box
 from figlink.vision.image_io import load_image, open_image
 
 
@@ -145,4 +146,4 @@ def test_solid_colour(tmp_path):
     Image.new("RGB", (300, 200), (200, 30, 30)).save(p)
     fv = analyze_figure(p)
     assert len(fv.panels) == 1 and fv.ocr == []
-    assert fv.panels[0].bbox == [0.0, 0.0, 300.0, 200.0]
+    assert fv.panels[0].bbox == Box.pixels((0, 0, 300, 200))

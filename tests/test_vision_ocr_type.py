@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from figlink.model import OcrText
+from figlink.model import Box, OcrText
 from figlink.vision import figtype
 from figlink.vision.features import embed
 from figlink.vision.ocr import assign_roles, panel_letter, read_text
@@ -42,8 +42,9 @@ def test_ocr_reads_rendered_chart(chart):
 
 
 def test_roles_from_geometry():
-    items = [OcrText("(b)", [0, 0, 12, 12]), OcrText("100 nm", [50, 80, 90, 90]), OcrText("0.5", [10, 50, 20, 58]),
-             OcrText("Sample A", [40, 10, 80, 20]), OcrText("A long sentence describing the experiment", [0, 95, 99, 99])]
+    items = [OcrText(text, Box.pixels(box)) for text, box in (
+        ("(b)", (0, 0, 12, 12)), ("100 nm", (50, 80, 90, 90)), ("0.5", (10, 50, 20, 58)), ("Sample A", (40, 10, 80, 20)),
+        ("A long sentence describing the experiment", (0, 95, 99, 99)))]
     assert [t.role for t in assign_roles(items, 100, 100)] == ["panel_label", "scale_bar", "tick_label", "legend",
                                                                  "other"]
     assert panel_letter("(à)") == "a" and panel_letter("B.") == "b" and panel_letter("ab") is None

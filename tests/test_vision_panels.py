@@ -42,7 +42,7 @@ def test_fig4_panels_match_silver_boxes_and_labels(fig4):
 
 
 def test_fig4_subcaptions_follow_labels(fig4):
-    by_label = {p.label: p.subcaption for p in fig4.panels}
+    by_label = {p.label: fig4.subcaption(p) for p in fig4.panels}
     assert by_label["a"].startswith("Schematic")
     assert by_label["d"].startswith("Mechanical")
 

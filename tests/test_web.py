@@ -202,7 +202,7 @@ def hostile_url(corpus_dir, tmp_path_factory, searcher):
     markup, '/', '?' and '#', a javascript: licence URL; re-indexed."""
     from figlink.corpus import Corpus
     from figlink.index import build_index
-    from figlink.model import Figure, InlineRef, OcrText
+    from figlink.model import Box, Figure, InlineRef, OcrText
     from figlink.server import create_app
 
     d = tmp_path_factory.mktemp("hostile") / "c"
@@ -218,9 +218,10 @@ def hostile_url(corpus_dir, tmp_path_factory, searcher):
         f = Figure.from_dict({**src.to_dict(), "figure_id": HOSTILE_FIGURE, "label": "Figure 9 " + PAYLOAD})
         f.inline_refs = [InlineRef(text="As Figure 9a shows " + PAYLOAD, mention="Figure 9a", panels=["a"],
                                    section=PAYLOAD)]
-        f.ocr = [OcrText(PAYLOAD, [10, 10, 100, 40], PAYLOAD)]
-        for panel in f.panels:
-            panel.subcaption = PAYLOAD
+        f.ocr = [OcrText(PAYLOAD, Box.pixels((10, 10, 100, 40)), "legend")]  # a role is one of OcrRole's
+        for k, panel in enumerate(f.panels):  # each panel's subcaption: the payload
+            f.caption_split.subcaptions[k].text = PAYLOAD
+            panel.subcaption_indices = [k]
         p.figures.append(f)
         c.put_paper(p, "hostile", "hostile")
         c.commit()

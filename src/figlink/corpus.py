@@ -29,7 +29,7 @@ from figlink.errors import InputError
 from figlink.images import ImageFolder
 from figlink.model import Paper
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 1  # of the tables; each paper's JSON carries its own (figlink.model.SCHEMA_VERSION)
 DB_NAME = "corpus.sqlite"
 
 _SCHEMA = """

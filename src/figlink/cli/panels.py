@@ -45,4 +45,4 @@ def panels_command(
     typer.echo(f"{image}: {fv.width}x{fv.height}, {len(fv.panels)} panel(s), type {ft}")
     for p in fv.panels:
         box = ", ".join(f"{v:.0f}" for v in p.bbox)
-        typer.echo(f"  [{p.label or '?'}] ({box})  {(p.subcaption or '')[:70]}")
+        typer.echo(f"  [{p.label or '?'}] ({box})  {(fv.subcaption(p) or '')[:70]}")

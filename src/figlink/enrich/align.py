@@ -13,9 +13,10 @@ import re
 from typing import Optional
 
 from figlink.model import CaptionSplit, Panel, Subcaption
+from figlink.text import grammar as g
 from figlink.vision.panels import reading_order
 
-_SPATIAL = re.compile(r"\b(top|upper|bottom|lower|left|right|middle|center|centre)\b", re.IGNORECASE)
+_SPATIAL = re.compile(rf"\b({g.words_pattern(tuple(g.PLACE_WORDS))})\b", re.IGNORECASE)
 
 
 def caption_labels(split: Optional[CaptionSplit]) -> list[str]:
@@ -29,27 +30,16 @@ def caption_labels(split: Optional[CaptionSplit]) -> list[str]:
     return seen
 
 
-def _label_texts(split: CaptionSplit) -> dict[str, str]:
-    texts: dict[str, list[str]] = {}
-    for sub in split.subcaptions:
-        for lab in sub.labels:
-            lab = lab.strip().lower()
-            if sub.text and sub.text not in texts.setdefault(lab, []):
-                texts[lab].append(sub.text)
-    return {k: " ".join(v) for k, v in texts.items()}
-
-
 def _spatial_words(sub: Subcaption) -> set[str]:
     head = " ".join(sub.labels) + " " + sub.text[:40]
     words = {w.lower() for w in _SPATIAL.findall(head)}
-    return {"top" if w == "upper" else "bottom" if w == "lower" else "middle" if w in ("center", "centre") else w
-            for w in words}
+    return {g.PLACE_WORDS.get(w, w) for w in words}
 
 
 def _place_score(p: Panel, words: set[str], panels: list[Panel]) -> float:
-    xs = [(q.bbox[0] + q.bbox[2]) / 2 for q in panels]
-    ys = [(q.bbox[1] + q.bbox[3]) / 2 for q in panels]
-    x, y = (p.bbox[0] + p.bbox[2]) / 2, (p.bbox[1] + p.bbox[3]) / 2
+    xs = [q.bbox.center[0] for q in panels]
+    ys = [q.bbox.center[1] for q in panels]
+    x, y = p.bbox.center
     span_x, span_y = max(1.0, max(xs) - min(xs)), max(1.0, max(ys) - min(ys))
     fx, fy = (x - min(xs)) / span_x, (y - min(ys)) / span_y
     score = 0.0
@@ -60,17 +50,18 @@ def _place_score(p: Panel, words: set[str], panels: list[Panel]) -> float:
 
 
 def align(panels: list[Panel], split: Optional[CaptionSplit]) -> list[Panel]:
-    """The panels in reading order, each a copy with its ``subcaption`` set (the inputs are not modified)."""
-    ordered = [dataclasses.replace(p) for p in reading_order(panels)]
+    """The panels in reading order, each a copy with ``subcaption_indices`` set to the subcaptions of
+    ``split`` aligned with it (the inputs are not modified)."""
+    ordered = [dataclasses.replace(p, subcaption_indices=list(p.subcaption_indices)) for p in reading_order(panels)]
     if split is None or not split.subcaptions:
         return ordered
-    by_label = _label_texts(split)
     used_subs: set[int] = set()
     done: set[int] = set()
     # 1. labels read in the image
     for i, p in enumerate(ordered):
-        if p.label and p.label in by_label:
-            p.subcaption = by_label[p.label]
+        by_label = split.label_indices(p.label) if p.label else []
+        if by_label:
+            p.subcaption_indices = by_label
             done.add(i)
             used_subs.update(k for k, s in enumerate(split.subcaptions) if p.label in [l.lower() for l in s.labels])
     # 2. spatial words
@@ -82,14 +73,13 @@ def align(panels: list[Panel], split: Optional[CaptionSplit]) -> list[Panel]:
         if not words or not free:
             continue
         i = max(free, key=lambda i: _place_score(ordered[i], words, ordered))
-        ordered[i].subcaption = sub.text
+        ordered[i].subcaption_indices = [k]
         done.add(i)
         used_subs.add(k)
     # 3. MedICaT: reading order against caption order; extra panels take the last subcaption
-    rest_subs = [s for k, s in enumerate(split.subcaptions) if k not in used_subs]
+    rest_subs = [k for k in range(len(split.subcaptions)) if k not in used_subs]
     rest_panels = [p for i, p in enumerate(ordered) if i not in done]
     if rest_subs:
         for n, p in enumerate(rest_panels):
-            sub = rest_subs[min(n, len(rest_subs) - 1)]
-            p.subcaption = sub.text
+            p.subcaption_indices = [rest_subs[min(n, len(rest_subs) - 1)]]
     return ordered

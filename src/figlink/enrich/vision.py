@@ -16,7 +16,6 @@ head) are loaded once per process on first use. Bad images raise :class:`figlink
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
@@ -27,7 +26,8 @@ from figlink.enrich.align import align, caption_labels
 from figlink.enrich.stage import Enriched
 from figlink.errors import FiglinkError
 from figlink.images import ImageFolder
-from figlink.model import CaptionSplit, Figure, FigureType, OcrText, Panel
+from figlink.model import Box, CaptionSplit, Figure, FigureType, OcrText, Panel, subcaption_text
+from figlink.text import grammar as g
 from figlink.vision.figtype import is_medical
 from figlink.vision.image_io import ImageLike, read_image, to_gray
 from figlink.vision.labels import read_labels
@@ -49,25 +49,29 @@ class FigureVision:
     width: int = 0
     height: int = 0
     type_ranking: list[tuple[str, float]] = field(default_factory=list)
+    caption_split: Optional[CaptionSplit] = None  # what the panels' subcaption indices point into
+
+    def subcaption(self, panel: Panel) -> Optional[str]:
+        """The text of the subcaptions aligned with ``panel``."""
+        return subcaption_text(self.caption_split, panel.subcaption_indices)
 
     def to_dict(self) -> dict[str, Any]:
         return {"width": self.width, "height": self.height, "is_compound": self.is_compound,
-                "panels": [p.to_dict() for p in self.panels], "ocr": [o.to_dict() for o in self.ocr],
+                "panels": [p.to_dict(self) for p in self.panels], "ocr": [o.to_dict() for o in self.ocr],
                 "figure_type": None if self.figure_type is None else self.figure_type.to_dict()}
-
-
-_CAPTION_START = re.compile(r"^\s*(Fig\.?|Figure|FIG\.?|FIGURE)\s*\d", re.IGNORECASE)
 
 
 def caption_remnant_top(texts: list[OcrText], height: int) -> Optional[float]:
     """Top of a caption line ("Figure 4. …") read in the bottom third of the image, if any."""
-    tops = [t.bbox[1] for t in texts if _CAPTION_START.match(t.text) and t.bbox[1] > 0.66 * height]
+    tops = [t.bbox[1] for t in texts if g.CAPTION_OPENER.match(t.text) and t.bbox[1] > 0.66 * height]
     return min(tops) if tops else None
 
 
-def _scale_box(b: list[float], s: float, w: int, h: int) -> list[float]:
-    return [round(min(max(b[0] * s, 0), w), 1), round(min(max(b[1] * s, 0), h), 1),
-            round(min(max(b[2] * s, 0), w), 1), round(min(max(b[3] * s, 0), h), 1)]
+def _scale_box(b: Box, s: float, w: int, h: int) -> Box:
+    """``b`` scaled by ``s``, clipped to a ``w`` x ``h`` image, rounded to 0.1 px."""
+    x0, y0, x1, y1 = b
+    return Box.pixels((round(min(max(x0 * s, 0), w), 1), round(min(max(y0 * s, 0), h), 1),
+                       round(min(max(x1 * s, 0), w), 1), round(min(max(y1 * s, 0), h), 1)))
 
 
 def analyze_figure(image: ImageLike, caption_split: Optional[CaptionSplit] = None,
@@ -78,7 +82,7 @@ def analyze_figure(image: ImageLike, caption_split: Optional[CaptionSplit] = Non
     work = rgb_im
     if max(work.size) > WORK_SIDE:
         f = WORK_SIDE / max(work.size)
-        work = work.resize((max(1, round(work.width * f)), max(1, round(work.height * f))), Image.BILINEAR)
+        work = work.resize((max(1, round(work.width * f)), max(1, round(work.height * f))), Image.Resampling.BILINEAR)
     scale = orig_w / work.width
     rgb = np.asarray(work)
     gray = to_gray(work)
@@ -94,23 +98,24 @@ def analyze_figure(image: ImageLike, caption_split: Optional[CaptionSplit] = Non
         raw = [(b[0], b[1], b[2], min(b[3], int(cut) - 2)) for b in raw if b[1] < cut - 2] or raw
     regions = (merge_fragments(raw, W, H) or [(0, 0, W, H)]) + [b for b in raw if is_core(b, W, H)]
     labels = read_labels(rgb, gray, regions, background_level(gray), texts, allowed) if ocr and raw else []
-    panels = detect_panels(gray, labels, expected, raw) if raw else [Panel(None, [0.0, 0.0, float(W), float(H)])]
+    panels = detect_panels(gray, labels, expected, raw) if raw else [Panel(None, Box.pixels((0, 0, W, H)))]
     panels = align(panels, caption_split)
 
     for t in texts:
         if panel_letter(t.text) and any(p.label == panel_letter(t.text) for p in panels):
             t.role = "panel_label"
-    ftype, ranking = (None, [])
+    ftype: Optional[FigureType] = None
+    ranking: list[tuple[str, float]] = []
     if classify:
         from figlink.vision.figtype import classify_panels
 
-        ftype, ranking = classify_panels(work, [p.bbox for p in panels], texts)
+        ftype, ranking = classify_panels(work, [p.bbox.xyxy() for p in panels], texts)
     for p in panels:
         p.bbox = _scale_box(p.bbox, scale, orig_w, orig_h)
     for t in texts:
         t.bbox = _scale_box(t.bbox, scale, orig_w, orig_h)
     return FigureVision(panels=panels, ocr=texts, figure_type=ftype, is_compound=len(panels) > 1,
-                        width=orig_w, height=orig_h, type_ranking=ranking)
+                        width=orig_w, height=orig_h, type_ranking=ranking, caption_split=caption_split)
 
 
 def enrich_vision(figure: Figure, images: ImageFolder) -> Enriched:

@@ -70,7 +70,9 @@ def coco_map(gold: Sequence[Sequence[BoxT]], pred: Sequence[Sequence[tuple[BoxT,
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
 
-    images, anns, dets = [], [], []
+    images: list[dict] = []
+    anns: list[dict] = []
+    dets: list[dict] = []
     for i, (g, p) in enumerate(zip(gold, pred)):
         images.append({"id": i + 1, "width": 10000, "height": 10000})
         for b in g:

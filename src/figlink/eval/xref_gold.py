@@ -26,7 +26,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from lxml import etree
 
@@ -78,7 +78,7 @@ def _local(tag) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
-def _flatten(el, out: list[str], xrefs: list[tuple[int, int, object]]) -> None:
+def _flatten(el, out: list[str], xrefs: list[tuple[int, int, Any]]) -> None:
     """The container's text, skipping embedded figures and tables (their tails kept), with xref offsets."""
     if el.text:
         out.append(el.text)
@@ -229,7 +229,7 @@ def gold_refs(path: Path) -> tuple[list[GoldRef], int]:
     name = path.name
     for ci, c in enumerate(containers):
         parts: list[str] = []
-        xrefs: list[tuple[int, int, object]] = []
+        xrefs: list[tuple[int, int, Any]] = []  # (start, end, the <xref> element)
         _flatten(c, parts, xrefs)
         text = "".join(parts)
         sents = sentence_bounds(text)
@@ -287,7 +287,7 @@ def paragraph_baseline(path: Path) -> dict[str, list[str]]:
         if _skipped(p):
             continue
         parts: list[str] = []
-        xrefs: list[tuple[int, int, object]] = []
+        xrefs: list[tuple[int, int, Any]] = []  # (start, end, the <xref> element)
         _flatten(p, parts, xrefs)
         text = None
         for _, _, x in xrefs:

@@ -13,7 +13,8 @@ from figlink.model import Paper
 class ImageSource(Protocol):
     """Where a writer finds figure images (a :class:`~figlink.corpus.Corpus`)."""
 
-    images_dir: Path
+    @property
+    def images_dir(self) -> Path: ...
 
     def image_file(self, rel: str) -> Path: ...
 

@@ -84,7 +84,7 @@ class CocoWriter(ExportWriter):
                 continue
             boxes = []
             for i, p in enumerate(fig.panels):
-                b = coco_box(p.bbox, w, h)
+                b = coco_box(p.bbox.xyxy(), w, h)
                 if b is None:
                     report.dropped_boxes += 1
                 else:
@@ -114,7 +114,7 @@ class CocoWriter(ExportWriter):
                     "area": round(bw * bh, 2), "iscrowd": 0,
                     "segmentation": [[x, y, round(x + bw, 2), y, round(x + bw, 2), round(y + bh, 2),
                                       x, round(y + bh, 2)]],
-                    "label": p.label, "subcaption": p.subcaption, "score": p.score, "panel_index": i,
+                    "label": p.label, "subcaption": fig.panel_subcaption(p), "score": p.score, "panel_index": i,
                 }, ensure_ascii=False))
 
     def close(self) -> ExportReport:

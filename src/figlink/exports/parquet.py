@@ -1,8 +1,9 @@
 """``--format parquet``: one row per figure, its columns derived from the data model.
 
-A row holds the paper's fields (all but ``figures`` and ``warnings``) and then every field of the
-:class:`~figlink.model.Figure`; nested records become structs, lists become lists, ``Optional`` columns
-are nullable. A field added to the model is a column here without any change to this module.
+A row holds the keys of the paper's JSON (all but ``figures`` and ``warnings``) and then every key of the
+:class:`~figlink.model.Figure`'s JSON, as :mod:`figlink.model_json` writes them: nested records become
+structs, lists become lists, boxes their ``[x0, y0, x1, y1]`` list and its ``_space``, and every column
+is nullable. A field added to the model is a column here without any change to this module.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pyarrow.parquet as pq
 
 from figlink.exports.base import ExportReport, FileWriter, ImageSource
 from figlink.model import Figure, Paper
+from figlink.model_json import json_fields
 
 PAPER_LEFT_OUT = ("figures", "warnings")  # the rows are the figures; warnings are about parsing the paper
 _SCALARS = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
@@ -35,7 +37,7 @@ def arrow_type(tp: Any) -> pa.DataType:
         return pa.list_(arrow_type(args[0]))
     if origin is Literal:
         return arrow_type(type(args[0]))
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return pa.struct(_fields(tp))
     if tp in _SCALARS:
         return _SCALARS[tp]
@@ -43,15 +45,12 @@ def arrow_type(tp: Any) -> pa.DataType:
 
 
 def _fields(cls: type, leave_out: tuple[str, ...] = ()) -> list[tuple[str, pa.DataType]]:
-    hints = typing.get_type_hints(cls)
     out = []
-    for f in dataclasses.fields(cls):
-        if f.name in leave_out:
-            continue
+    for key, tp in json_fields(cls, leave_out):
         try:
-            out.append((f.name, arrow_type(hints[f.name])))
+            out.append((key, arrow_type(tp)))
         except TypeError as e:
-            raise TypeError(f"{cls.__name__}.{f.name}: {e}") from None
+            raise TypeError(f"{cls.__name__}.{key}: {e}") from None
     return out
 
 
@@ -62,13 +61,10 @@ def figure_schema() -> pa.Schema:
 
 
 def figure_rows(paper: Paper) -> list[dict[str, Any]]:
-    """The rows of one paper, one per figure."""
-    meta: dict[str, Any] = {}
-    for f in dataclasses.fields(Paper):
-        if f.name not in PAPER_LEFT_OUT:
-            value = getattr(paper, f.name)
-            meta[f.name] = dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
-    return [{**meta, **dataclasses.asdict(fig)} for fig in paper.figures]
+    """The rows of one paper, one per figure: its JSON keys, then the figure's."""
+    head = dataclasses.replace(paper, figures=[], warnings=[]).to_dict()
+    meta = {k: v for k, v in head.items() if k not in PAPER_LEFT_OUT}
+    return [{**meta, **fig.to_dict(paper)} for fig in paper.figures]
 
 
 class ParquetWriter(FileWriter):

@@ -81,7 +81,7 @@ def search(index, q: np.ndarray, count: int, row_mask: Optional[np.ndarray] = No
     """The ``count`` rows nearest to ``q`` (inner product), optionally only rows where ``row_mask`` is set."""
     import faiss
 
-    params = faiss.SearchParametersIVF(nprobe=NPROBE)
+    params = faiss.SearchParametersIVF(nprobe=NPROBE)  # type: ignore[call-arg]  # SWIG keyword arguments
     if row_mask is not None:
         bits = np.packbits(row_mask.astype(np.uint8), bitorder="little")
         params.sel = faiss.IDSelectorBitmap(len(row_mask), faiss.swig_ptr(bits))

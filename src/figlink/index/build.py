@@ -98,11 +98,12 @@ def _build(root: Path, src: Corpus, emb: Optional[Embedder], full: bool,
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     db = sqlite3.connect(tmp / "lexical.sqlite")
-    if manifest and not full:
-        prev = sqlite3.connect(f"file:{root / cur / 'lexical.sqlite'}?mode=ro", uri=True)
-        prev.backup(db)
-        prev.close()
-        sets = {lv: VectorSet.load(root / cur, lv, with_ann=False) for lv in lexical.LEVELS} if dense_name else {}
+    prev_dir = root / cur if cur and manifest and not full else None  # the version this one extends
+    if prev_dir is not None:
+        prev_db = sqlite3.connect(f"file:{prev_dir / 'lexical.sqlite'}?mode=ro", uri=True)
+        prev_db.backup(db)
+        prev_db.close()
+        sets = {lv: VectorSet.load(prev_dir, lv, with_ann=False) for lv in lexical.LEVELS} if dense_name else {}
     else:
         lexical.create(db)
         sets = {lv: VectorSet.empty(emb.dim) for lv in lexical.LEVELS} if emb is not None else {}
@@ -133,8 +134,8 @@ def _build(root: Path, src: Corpus, emb: Optional[Embedder], full: bool,
     db.commit()
     db.close()
     for lv, s in sets.items():
-        prev = root / cur / f"{lv}.ann" if manifest and not full else None
-        s.ann = ann.update(prev, s.vec, old_rows[lv], dropped[lv]) if ann.available() else None
+        prev_ann = prev_dir / f"{lv}.ann" if prev_dir is not None else None
+        s.ann = ann.update(prev_ann, s.vec, old_rows[lv], dropped[lv]) if ann.available() else None
         s.save(tmp, lv)
     (tmp / "manifest.json").write_text(json.dumps({
         "format": store.FORMAT, "version": name, "created": time.time(), "dense": dense_name,

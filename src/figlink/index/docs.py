@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from figlink.model import Figure, OcrText, Paper
+from figlink.model import Box, Figure, OcrText, Paper
 
 FIELDS = ("title", "main", "refs", "ocr", "shared")
 MAX_REFS = 12  # citing sentences kept per document (the most-cited figures cite dozens)
@@ -67,16 +67,15 @@ def _subcaption(fig: Figure, label: str) -> tuple[str, list[list[int]]]:
                 spans.extend(list(s) for s in sc.spans)
     if not texts:
         for p in fig.panels:
-            if p.label and p.label.lower() == label and p.subcaption:
-                texts.append(p.subcaption)
+            sub = fig.panel_subcaption(p) if p.label and p.label.lower() == label else None
+            if sub:
+                texts.append(sub)
     return " ".join(texts), spans
 
 
-def _inside(o: OcrText, bbox: list[float]) -> bool:
-    if len(o.bbox) != 4 or len(bbox) != 4:
-        return False
-    cx, cy = (o.bbox[0] + o.bbox[2]) / 2, (o.bbox[1] + o.bbox[3]) / 2
-    return bbox[0] <= cx <= bbox[2] and bbox[1] <= cy <= bbox[3]
+def _inside(o: OcrText, box: Box) -> bool:
+    cx, cy = o.bbox.center
+    return box.x0 <= cx <= box.x1 and box.y0 <= cy <= box.y1
 
 
 def _ocr_text(lines: Iterable[OcrText]) -> str:
@@ -122,7 +121,7 @@ def panel_docs(paper: Paper, fig: Figure) -> list[Doc]:
                   "shared": _clip(shared or "")}
         dense = [g for g in ([sub] if sub else [], refs) if g] or [[shared or fig.caption or fig.label or fig.figure_id]]
         meta = dict(base, subcaption=sub, spans=spans, refs=refs[:3],
-                    bbox=list(panel.bbox) if panel is not None and len(panel.bbox) == 4 else None)
+                    bbox=None if panel is None else panel.bbox.xyxy())
         docs.append(Doc("panel", paper.paper_id, fig.figure_id, lab, fields, dense, meta))
     return docs
 

@@ -45,7 +45,10 @@ class SentenceTransformerEmbedder:
         self.model = SentenceTransformer(path, device="cpu")
         self.name = name
         dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        self.dim = int(dim())
+        size = dim()
+        if size is None:
+            raise RuntimeError(f"the text embedder {name!r} does not say its dimension")
+        self.dim = int(size)
         self.batch_size = batch_size
         self._lock = threading.Lock()
 

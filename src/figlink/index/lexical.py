@@ -12,7 +12,7 @@ import re
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 from figlink.index.docs import FIELDS, Doc
 from figlink.index.filters import Filters
@@ -208,7 +208,7 @@ def filter_columns(db: sqlite3.Connection, level: str) -> dict:
 
     rows = db.execute("SELECT doc, year, open, medical, figure_type, paper_id FROM docs WHERE level=? ORDER BY doc",
                       (level,)).fetchall()
-    cols = list(zip(*rows)) if rows else [[]] * 6
+    cols: list[Sequence[object]] = list(zip(*rows)) if rows else [[]] * 6
     return {"doc": np.asarray(cols[0], dtype=np.int64), "year": np.asarray(cols[1], dtype=np.int32),
             "open": np.asarray(cols[2], dtype=np.int8), "medical": np.asarray(cols[3], dtype=np.int8),
             "figure_type": np.asarray(cols[4], dtype=object), "paper_id": np.asarray(cols[5], dtype=object)}

@@ -18,6 +18,7 @@ from lxml import etree
 from figlink.errors import InputError, ParseError
 from figlink.ingest.licenses import normalize_license
 from figlink.model import Figure, InlineRef, Paper
+from figlink.text import grammar as g
 from figlink.text.mentions import figure_key, figure_number, find_mentions, parse_mention
 from figlink.text.sentences import SentenceFinder
 
@@ -37,12 +38,12 @@ _NOT_CONTEXT = frozenset({"fig", "fig-group", "ref-list", "journal-meta", "contr
                           "custom-meta-group", "article-categories", "title-group", "pub-date"})
 # Not read for untagged mentions (their figure xrefs are still read): tables are data, not prose.
 _NOT_PROSE = frozenset({"table", "thead", "tbody", "tfoot"})
-_KEYWORD_BEFORE = re.compile(r"(?:(?:Supplementa(?:l|ry)|Suppl\.?|Extended\s+Data)\s+)?"
-                             r"(?:Fig(?:ure)?s?\.?|FIG(?:URE)?S?\.?)\s*$", re.I)
-_STARTS_WITH_KEYWORD = re.compile(r"\W*(?:supplementa|suppl|supp|extended|appendix|author|fig|image)", re.I)
-_JOINER = re.compile(r"^[\s,;&\u2013\u2014\u2012\u2212\-]*(?:and|or|to)?[\s,;&\u2013\u2014\u2012\u2212\-]*$")
-_ATTACHED_LETTERS = re.compile(r"\(?[A-Za-z]\)?(?![A-Za-z0-9])(?:\s*(?:,|&|and\b|[\u2013\u2014\-])\s*\(?[A-Za-z]\)?(?![A-Za-z0-9]))*")
-_TRAILING_LETTERS = re.compile(r"(?:\s*(?:,|&|and\b|[\u2013\u2014\-])\s*\(?[A-Za-z]\)?(?![A-Za-z0-9]))+")
+# Between two xrefs of one citation: "Figs <xref>2</xref>, <xref>3</xref>", "<xref>1</xref>–<xref>4</xref>".
+_JOINER = re.compile(rf"^[\s,;&{g.DASH_CHARS}]*(?:and|or|to)?[\s,;&{g.DASH_CHARS}]*$")
+# Panel letters after an xref: "Fig 2</xref>A", "<xref>Fig 2A</xref>, B".
+_ATTACHED_LETTERS = re.compile(rf"{g.PANEL_LETTER}(?:{g.MORE_LETTERS})?")
+_TRAILING_LETTERS = re.compile(g.MORE_LETTERS)
+_NON_WORD = re.compile(r"\W*")
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True,
                           remove_pis=True, huge_tree=False)
 
@@ -404,9 +405,12 @@ def _outer_block(el: etree._Element) -> Optional[etree._Element]:
 
 _FIG_XREFS = etree.XPath("//xref[@ref-type='fig']")
 _FIG_XREF_RIDS = etree.XPath("//xref[@ref-type='fig']/@rid")
+_KEYWORD_FORMS_UTF8 = tuple(w.encode() for w in g.KEYWORD_FORMS)
+
+
 def _has_fig_word(text: bytes) -> bool:
     """Cheap test (substring search in C) for a word that may start a figure mention."""
-    return b"Fig" in text or b"fig" in text or b"FIG" in text or b"response image" in text
+    return any(w in text for w in _KEYWORD_FORMS_UTF8)
 
 
 # Containers inside a block whose text the block skips, but which hold blocks of their own.
@@ -482,12 +486,13 @@ def _group_xrefs(text: str, xrefs: list[_Xref]) -> list[list[_Xref]]:
 
 
 def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_to_key: dict[str, Optional[str]]
-                   ) -> tuple[str, dict[str, list[str]]]:
-    """The mention text of a run of adjacent xrefs and the panels it names for each figure id."""
+                   ) -> tuple[tuple[int, int], dict[str, list[str]]]:
+    """Where the mention of a run of adjacent xrefs stands in ``text`` (widened to its figure word and
+    trailing panel letters) and the panels it names for each figure id."""
     start, end = group[0].start, group[-1].end
     head = group[0].text
-    if head[:1].isdigit() or len(head) <= 3 or not _STARTS_WITH_KEYWORD.match(head):
-        m = _KEYWORD_BEFORE.search(text, max(0, start - 30), start)
+    if head[:1].isdigit() or len(head) <= 3 or not _starts_with_keyword(head):
+        m = g.KEYWORD_BEFORE.search(text, max(0, start - 30), start)
         if m:
             start = m.start()
     last = group[-1].text
@@ -498,7 +503,7 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
     elif last[-1:].isalpha() or last.endswith(")"):
         tail = _TRAILING_LETTERS.match(text, end)
         if tail:
-            letters = re.findall(r"[A-Za-z]", tail.group(0).replace("and", ""))
+            letters = [m.group("l") for m in g.NEXT_LETTER.finditer(text, end, tail.end())]
             last_letter = next((c for c in reversed(last) if c.isalpha()), "")
             if letters and all(c.isupper() == last_letter.isupper() for c in letters):
                 end = tail.end()
@@ -529,11 +534,18 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
             for c in cites:
                 if c.key == id_to_key.get(rids[0]) or c.key == "":
                     result[rids[0]].extend(c.panels)
-    return mention, {fid: list(dict.fromkeys(p)) for fid, p in result.items()}
+    return (start, end), {fid: list(dict.fromkeys(p)) for fid, p in result.items()}
+
+
+def _starts_with_keyword(text: str) -> bool:
+    """Whether an xref's text opens with its figure keyword ("Fig. 2", "(Supplementary Figure S1")."""
+    lead = _NON_WORD.match(text)  # matches every string (it may be empty)
+    assert lead is not None
+    return g.KEYWORD.match(text, lead.end()) is not None
 
 
 def _fig_words(s: str) -> int:
-    return s.count("Fig") + s.count("fig") + s.count("FIG") + s.count("image")
+    return sum(s.count(w) for w in g.KEYWORD_FORMS)
 
 
 def _may_hold_plain_mentions(text: str, xrefs: list[_Xref]) -> bool:
@@ -569,16 +581,21 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
     refs: dict[tuple[str, str], InlineRef] = {}
     order: list[tuple[str, str]] = []
 
-    def add(fid: str, sentences: SentenceFinder, text: str, pos: int, mention: str,
+    def add(fid: str, sentences: SentenceFinder, text: str, pos: int, where: tuple[int, int],
             panels: list[str], section: Optional[str], tagged: bool) -> None:
+        """Cite ``fid`` from the sentence around ``pos`` with the mention at ``where`` in ``text``."""
         s, e = sentences.around(pos)
+        mention = text[where[0]:where[1]]
+        span = [max(where[0], s) - s, min(where[1], e) - s]
         key = (fid, text[s:e])
         ref = refs.get(key)
         if ref is None:
             refs[key] = InlineRef(text=text[s:e], mention=mention, panels=list(panels), section=section,
-                                  tagged=tagged)
+                                  tagged=tagged, mention_spans=[span])
             order.append(key)
             return
+        if span not in ref.mention_spans:
+            ref.mention_spans.append(span)
         if mention not in ref.mention.split("; "):
             ref.mention = f"{ref.mention}; {mention}"
         for p in panels:
@@ -601,15 +618,15 @@ def _inline_refs(root: etree._Element, figures: list[Figure], warnings: list[str
         sentences = SentenceFinder(text, [(x.start, x.end) for x in xrefs], breaks)
         section = _section_title(block, titles)
         for group in _group_xrefs(text, xrefs):
-            mention, cited = _resolve_group(text, group, key_to_id, id_to_key)
+            where, cited = _resolve_group(text, group, key_to_id, id_to_key)
             for fid, panels in cited.items():
                 fid = figures[lookup[fid]].figure_id if fid in lookup else fid
-                add(fid, sentences, text, group[0].start, mention, panels, section, True)
+                add(fid, sentences, text, group[0].start, where, panels, section, True)
         for m in plain:
             for c in m.citations:
                 fid = key_to_id.get(c.key)
                 if fid is not None:
-                    add(fid, sentences, text, m.start, m.text, list(c.panels), section, False)
+                    add(fid, sentences, text, m.start, (m.start, m.end), list(c.panels), section, False)
 
     by_id = {f.figure_id: f for f in figures}
     for key in order:

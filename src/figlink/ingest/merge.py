@@ -64,13 +64,13 @@ def pair_figures(xml_figs: list[Figure], pdf_figs: list[Figure]) -> dict[int, in
 
 
 def merge_jats_pdf(xml_paper: Paper, pdf_paper: Paper) -> Paper:
-    """The XML paper with each matched figure's image, page and bbox taken from the PDF."""
+    """The XML paper with each matched figure's image, page, bbox and caption_bbox taken from the PDF."""
     pairs = pair_figures(xml_paper.figures, pdf_paper.figures)
     figures = []
     for i, f in enumerate(xml_paper.figures):
         if i in pairs:
             g = pdf_paper.figures[pairs[i]]
-            f = replace(f, image=g.image or f.image, page=g.page, bbox=g.bbox)
+            f = replace(f, image=g.image or f.image, page=g.page, bbox=g.bbox, caption_bbox=g.caption_bbox)
         figures.append(f)
     matched = set(pairs.values())
     warnings = list(xml_paper.warnings) + list(pdf_paper.warnings)

@@ -22,7 +22,8 @@ from figlink.ingest.pdf_figures import (MIN_SIDE, Region, body_width, graphic_re
                                         space_region, text_heavy)
 from figlink.ingest.pdf_meta import find_doi, find_title
 from figlink.ingest.pdf_page import Box, Line, PageContent, area, intersection, read_page
-from figlink.model import Figure, Paper
+from figlink import model
+from figlink.model import Figure, PageBox, Paper
 from figlink.text.mentions import figure_number
 
 _WORD = re.compile(r"[\w-]+")
@@ -200,6 +201,11 @@ def page_figures(path: str | Path, page_index: int, options: Options | None = No
         doc.close()
 
 
+def _points(box: Box) -> model.Box:
+    """A page box as the model's, in PDF points rounded to 0.01."""
+    return model.Box.points(round(float(v), 2) for v in box)
+
+
 def _figure_id(key: str) -> str:
     return "fig" + re.sub(r"[^A-Za-z0-9]", "", key.replace("-s", "s"))
 
@@ -212,9 +218,10 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
     Figure crops are written as PNG into ``image_dir`` when given (``Figure.image`` is then the file
     name, relative to ``image_dir``); with ``image_root`` instead (as :func:`figlink.ingest.parse`
     passes it) they go to ``image_root/<paper_id>/`` and ``Figure.image`` is
-    ``image_prefix + "<paper_id>/<file>"``. ``Figure.page`` is 1-based; ``Figure.bbox`` is in PDF points,
-    origin at the top-left of the page. Raises :class:`~figlink.errors.InputError` or
-    :class:`~figlink.errors.ParseError` with a one-line reason for a bad file.
+    ``image_prefix + "<paper_id>/<file>"``. ``Figure.page`` is 1-based; ``Figure.bbox`` and
+    ``Figure.caption_bbox`` (the caption's first part) are in PDF points, origin at the top-left of the
+    page. Raises :class:`~figlink.errors.InputError` or :class:`~figlink.errors.ParseError` with a
+    one-line reason for a bad file.
     """
     opts = options or Options()
     path = Path(path)
@@ -273,11 +280,11 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
                     warnings.append(f"page {i + 1}: a second caption for {cap.label} was skipped")
                     continue
                 fig = Figure(figure_id=_figure_id(cap.key), label=cap.label, number=figure_number(cap.key),
-                             caption=cap.text, page=i + 1)
+                             caption=cap.text, page=i + 1, caption_bbox=PageBox(i + 1, _points(cap.box)))
                 if "-s" in cap.key:
                     fig.parent = _figure_id(cap.key.split("-s", 1)[0])
                 if f.source != "none":
-                    fig.bbox = [round(float(v), 2) for v in f.box]
+                    fig.bbox = _points(f.box)
                     if image_dir is not None:
                         name = f"{paper_id}_{fig.figure_id}.png"
                         _crop(page, content, f.box, opts, image_dir / name)

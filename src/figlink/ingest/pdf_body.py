@@ -129,7 +129,8 @@ def paragraphs(blocks: list[list[Line]]) -> list[str]:
 
 
 def inline_refs(paras: list[str], keys: set[str]) -> dict[str, list[InlineRef]]:
-    """Citing sentences per figure key, with the mention as written and the panels it names."""
+    """Citing sentences per figure key, with the mention as written, where it stands in the sentence (every
+    place it is written there) and the panels it names."""
     from figlink.text.sentences import sentence_spans
 
     out: dict[str, list[InlineRef]] = {}
@@ -138,14 +139,18 @@ def inline_refs(paras: list[str], keys: set[str]) -> dict[str, list[InlineRef]]:
             continue
         for a, b in sentence_spans(para):
             sent = para[a:b].strip()
-            seen: set[tuple[str, str]] = set()
+            seen: dict[tuple[str, str], InlineRef] = {}
             for m in find_mentions(sent):
                 for cite in m.citations:
-                    if cite.key not in keys or (cite.key, m.text) in seen:
+                    if cite.key not in keys:
                         continue
-                    seen.add((cite.key, m.text))
-                    out.setdefault(cite.key, []).append(
-                        InlineRef(text=sent, mention=m.text, panels=list(cite.panels), tagged=False))
+                    ref = seen.get((cite.key, m.text))
+                    if ref is not None:
+                        ref.mention_spans.append([m.start, m.end])
+                        continue
+                    ref = seen[(cite.key, m.text)] = InlineRef(text=sent, mention=m.text, panels=list(cite.panels),
+                                                               tagged=False, mention_spans=[[m.start, m.end]])
+                    out.setdefault(cite.key, []).append(ref)
     return out
 
 

@@ -7,12 +7,13 @@ import re
 from dataclasses import dataclass, field
 
 from figlink.ingest.pdf_page import Box, Line, PageContent, union
+from figlink.text import grammar as g
 from figlink.text.mentions import find_mentions
 
-_OPENER = re.compile(
-    r"^\s*(?:(?:supplementa(?:l|ry)|suppl\.?|extended\s+data)\s+)?fig(?:ure)?s?\.?\s*[SA]?\d", re.I)
-_AFTER_LABEL = re.compile(r"^\s*(?:[.:|\u2014\u2013]|-\s|\s+[A-Z(\[\"'\u201c])")
-_ATTACHMENT = re.compile(r"^\s*[\u2014\u2013-]\s*(?:source\s+(?:data|code)|video|animation|audio)\b", re.I)
+# After the label: its closing mark, or the caption's first word.
+_AFTER_LABEL = re.compile(rf"^\s*(?:[.:|{g.DASH_CHARS[2:]}]|-\s|\s+[A-Z(\[\"'\u201c])")
+_ATTACHMENT = re.compile(rf"^\s*{g.DASH}\s*(?:source\s+(?:data|code)|video|animation|audio)\b", re.I)
+_LABEL_MARK = re.compile(rf"^\s*[.:|{g.DASH_CHARS}]?\s*")
 _CONTINUED = re.compile(r"^[\s.:]*\(?continued\b", re.I)
 _END_MARKERS = re.compile(r"^(?:DOI:|https?://doi|The following (?:figure supplement|source data))", re.I)
 _SENTENCE_END = re.compile(r"[.:;!?)\]]$")
@@ -43,7 +44,7 @@ def caption_label(text: str) -> tuple[str, str, str] | None:
     "Figure 3. Growth curves" → ``("3", "Figure 3", "Growth curves")``. A body sentence that starts
     with a mention ("Figure 3 shows", "Figures 3–5", "Figure 3A") is not a caption.
     """
-    if not _OPENER.match(text):
+    if not g.CAPTION_OPENER.match(text):
         return None
     mentions = find_mentions(text)
     if not mentions or mentions[0].start > 3:
@@ -57,7 +58,7 @@ def caption_label(text: str) -> tuple[str, str, str] | None:
     if _ATTACHMENT.match(rest):
         return None  # "Figure 1—source data 1.": a file attached to the figure, not its caption
     label = m.text.strip().rstrip(".:")
-    return m.citations[0].key, label, re.sub(r"^\s*[.:|\u2014\u2013-]?\s*", "", rest)
+    return m.citations[0].key, label, _LABEL_MARK.sub("", rest)
 
 
 def _same_column(a: Box, b: Box) -> bool:

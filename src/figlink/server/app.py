@@ -49,7 +49,7 @@ def _static() -> dict[str, bytes]:
 def _docs_page() -> tuple[bytes, str]:
     """The Swagger UI page (its assets come from a CDN, so it needs a network) and its CSP, which allows
     that CDN and the page's one inline script by its hash."""
-    html = get_swagger_ui_html(openapi_url="/openapi.json", title="figlink API").body
+    html = bytes(get_swagger_ui_html(openapi_url="/openapi.json", title="figlink API").body)
     scripts = re.findall(rb"<script>(.*?)</script>", html, re.S)
     hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s).digest()).decode()}'" for s in scripts)
     csp = (f"default-src 'self'; script-src 'self' {SWAGGER_CDN} {hashes}; style-src 'self' {SWAGGER_CDN}; "
@@ -196,11 +196,11 @@ def create_app(corpus_dir: str | Path, searcher: Optional[Searcher] = None,
     def get_panel_image(paper_id: str = ids["paper_id"], figure_id: str = ids["figure_id"],
                         label: str = PathParam(..., pattern=LABEL)) -> Response:
         paper, fig = _figure(paper_id, figure_id)
-        box = next((p for p in fig.panels if p.label and p.label.lower() == label.lower() and len(p.bbox) == 4), None)
+        box = next((p for p in fig.panels if p.label and p.label.lower() == label.lower()), None)
         path = reader.image_path(fig)
         if box is None or path is None:
             raise HTTPException(404, f"figure {fig.figure_id!r} of {paper.paper_id!r} has no image of panel {label!r}")
-        png = store.crop_png(path, box.bbox)
+        png = store.crop_png(path, box.bbox.xyxy())
         if png is None:
             raise HTTPException(404, f"panel {label!r} lies outside the figure image")
         return Response(png, media_type="image/png", headers={"cache-control": CACHE_IMAGES})

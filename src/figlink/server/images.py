@@ -202,7 +202,7 @@ class ImageStore:
             with self.pending_lock:
                 slot = self.pending.get(key)
                 mine = slot is None
-                if mine:
+                if slot is None:
                     slot = self.pending[key] = (threading.Event(), [])
             event, error = slot
             if not mine:

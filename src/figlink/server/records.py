@@ -34,7 +34,7 @@ def panel_record(paper: Paper, fig: Figure, label: str) -> Optional[dict[str, An
     sub, spans = _subcaption(fig, label)
     base = figure_url(paper.paper_id, fig.figure_id)
     return {"paper_id": paper.paper_id, "figure_id": fig.figure_id, "label": label,
-            "bbox": box.bbox if box is not None and len(box.bbox) == 4 else None,
+            "bbox": None if box is None else box.bbox.xyxy(),
             "score": box.score if box is not None else None, "subcaption": sub, "subcaption_spans": spans,
             "inline_refs": [r.to_dict() for r in fig.inline_refs if label in (x.lower() for x in r.panels)],
             "image_url": f"{base}/panels/{label}/image" if box is not None and fig.image else None}

@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, field
 
 from figlink.model import CaptionSplit
+from figlink.text import grammar as g
 from figlink.text.labels import sort_labels
 from figlink.text.spatial import find_positions, panel_positions
 
-_ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii", "xiii", "xiv", "xv")
 _CUE_WORDS = re.compile(
     r"\b(?:sub-?figures?|sub-?panels?|panels|insets?|(?:top|bottom|upper|lower|middle|first|second|third)\s+"
     r"(?:rows?|panels?)|(?:left|right|middle)\s+(?:columns?|panels?)|(?:each|all|both)\s+panels?)\b",
@@ -43,18 +43,18 @@ class CompoundCues:
 
 def _label_count(labels: list[str]) -> int:
     """Panels implied by labels: the span of a letter, roman or number sequence, gaps filled."""
-    letters = [lab for lab in labels if len(lab.rstrip("'\u2032\u2019")) == 1 and lab[0].isalpha()
+    letters = [lab for lab in labels if len(g.label_core(lab)) == 1 and lab[0].isalpha()
                and not (lab in ("i", "v", "x") and any(r in labels for r in ("ii", "iv", "vi")))]
-    romans = [lab for lab in labels if lab in _ROMANS and lab not in letters]
+    romans = [lab for lab in labels if lab in g.ROMAN_VALUE and lab not in letters]
     numbers = [int(lab) for lab in labels if lab.isdigit()]
-    doubled = [lab for lab in labels if len(lab) == 2 and lab.isalpha() and lab not in _ROMANS]
+    doubled = [lab for lab in labels if len(lab) == 2 and lab.isalpha() and lab not in g.ROMAN_VALUE]
     count = 0
     if letters:
         first, last = min(ord(lab[0]) for lab in letters), max(ord(lab[0]) for lab in letters)
         count = max(count, last - min(first, ord("a")) + 1 if first - ord("a") <= 2 else len(set(letters)))
         count += len(set(doubled))
     if romans:
-        count = max(count, max(_ROMANS.index(r) for r in romans) + 1)
+        count = max(count, max(g.ROMAN_VALUE[r] for r in romans))
     if numbers:
         count = max(count, max(numbers) if min(numbers) <= 2 else len(set(numbers)))
     return count
@@ -64,8 +64,13 @@ def _is_word_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"  # what the regex calls \\w
 
 
+def cue_words_plain(low: str) -> set[str]:
+    """The cue words of a lower-cased caption, as one regex scan finds them (the plain form of _cue_words)."""
+    return {m.group(0) for m in _CUE_WORDS.finditer(low)}
+
+
 def _cue_words(low: str) -> set[str]:
-    """``{m.group(0) for m in _CUE_WORDS.finditer(low)}``, with the regex tried only where it can match.
+    """``cue_words_plain(low)``, with the regex tried only where it can match (kept: 1.49x on compound_cues).
 
     A cue ends with the word that holds a hint (its second word, or its only one) and starts at that word
     or at the word before ("top panels", "sub-panel"). Trying the word before first gives the match a left

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from figlink.text import grammar as g
+
 MEDICAL_KEYWORDS: tuple[str, ...] = (
     "MRI", "fMRI", "CT", "CAT", "PET", "PET-MRI", "MEG", "EEG", "ultrasound", "X-ray", "Xray", "nuclear",
     "imaging", "tracer", "isotope", "scan", "positron", "EKG", "spectroscopy", "radiograph", "tomography",
@@ -19,7 +21,6 @@ MEDICAL_KEYWORDS: tuple[str, ...] = (
     "esophagogastroduodenoscopy",
 )
 
-_DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
 _WORD_SPLIT = re.compile(r"([A-Za-z0-9]+)")
 
 # Canonical keyword by its lower-case words: ("x", "ray") → "X-ray"; one-word keywords by the word.
@@ -35,7 +36,7 @@ _WORD_BYTES = bytes.maketrans(bytes(range(128)), bytes(c if chr(c).isalnum() els
 
 def _joined(gap: str) -> bool:
     """Two words joined by one dash or one space ("X-ray", "X ray", "PET–MRI")."""
-    return len(gap) == 1 and (gap in _DASHES or gap.isspace())
+    return len(gap) == 1 and (gap in g.DASHES or gap.isspace())
 
 
 def _lookup(words: tuple[str, ...], last_raw: str) -> str | None:
@@ -61,34 +62,39 @@ def find_medical_keywords(texts: Iterable[str] | str) -> list[str]:
     Words are runs of letters and digits, so matches fall on word boundaries; the longest keyword wins
     ("PET-MRI" over "PET", "cholangio-pancreatography" over "pancreatography").
     """
-    if isinstance(texts, str):
-        texts = [texts]
     found: dict[str, None] = {}
-    for text in texts:
-        if not text:
-            continue
-        if _FIRSTS_ASCII.isdisjoint(text.lower().encode("ascii", "replace").translate(_WORD_BYTES).split()):
-            continue  # no word (a run of ASCII letters and digits) can start a keyword: the common case
-        parts = _WORD_SPLIT.split(text)  # [before, word, gap, word, gap, …, after]
-        words, gaps = parts[1::2], parts[2::2]  # gaps[i]: the text between words i and i + 1 (or after the last)
-        lows = [w.lower() for w in words]
-        i = 0
-        while i < len(words):
-            if lows[i] not in _FIRSTS:
-                i += 1
-                continue
-            hit, used = None, 1
+    for text in [texts] if isinstance(texts, str) else texts:
+        if text and _may_hold_keyword(text):
+            found.update(dict.fromkeys(keywords_in(text)))
+    return list(found)
+
+
+def _may_hold_keyword(text: str) -> bool:
+    """Whether a word of ``text`` (a run of ASCII letters and digits) can start a keyword: a pre-test
+    before ``keywords_in`` on the bytes (kept: 1.31x on the keyword filter; tests compare with keywords_in)."""
+    return not _FIRSTS_ASCII.isdisjoint(text.encode("ascii", "replace").translate(_WORD_BYTES).lower().split())
+
+
+def keywords_in(text: str) -> list[str]:
+    """The keywords of one text, in order, repeats included (the plain scan)."""
+    parts = _WORD_SPLIT.split(text)  # [before, word, gap, word, gap, …, after]
+    words, gaps = parts[1::2], parts[2::2]  # gaps[i]: the text between words i and i + 1 (or after the last)
+    lows = [w.lower() for w in words]
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        used = 1
+        if lows[i] in _FIRSTS:
             for n in range(min(_MAX_WORDS, len(words) - i), 0, -1):
                 if n > 1 and not all(_joined(gaps[i + k]) for k in range(n - 1)):
                     continue
                 hit = _lookup(tuple(lows[i:i + n]), words[i + n - 1])
                 if hit is not None:
+                    out.append(hit)
                     used = n
                     break
-            if hit is not None:
-                found.setdefault(hit, None)
-            i += used
-    return list(found)
+        i += used
+    return out
 
 
 def is_medical(caption: str, inline_refs: Iterable[str] = ()) -> bool:
@@ -96,4 +102,4 @@ def is_medical(caption: str, inline_refs: Iterable[str] = ()) -> bool:
     return bool(find_medical_keywords([caption, *inline_refs]))
 
 
-__all__ = ["MEDICAL_KEYWORDS", "find_medical_keywords", "is_medical"]
+__all__ = ["MEDICAL_KEYWORDS", "find_medical_keywords", "keywords_in", "is_medical"]

@@ -10,17 +10,15 @@ a *trailer* (it closes a clause about them: "…positivity for PSA (a).") or a *
 
 from __future__ import annotations
 
-import functools
-import operator
 import re
 from dataclasses import dataclass
-from itertools import chain
 
-from figlink.text.labels import LabelToken, accepted_label_set, accepted_labels, raw_label_tokens
-from figlink.text.mentions import expand_letters, find_mentions
+from figlink.text.labels import LabelToken, accepted_labels, raw_label_tokens
+from figlink.text import grammar as g
+from figlink.text.mentions import find_mentions
 
-_DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
-_JOIN = re.compile(rf"\s*(?:,\s*|)(?:(?P<sep>and|&|or|to|through|[{_DASH}]|,)|)\s*$", re.I)  # ("(?:X|)": "X?")
+# What may stand between two label tokens that merge: "(A) and (B)", "(i)–(iv)", "(A), (B)".
+_JOIN = re.compile(rf"\s*(?:,\s*)?(?P<sep>{g.words_pattern(g.LABEL_JOIN_WORDS)}|{g.DASH}|,)?\s*$", re.I)
 _FUNCTION_WORDS = frozenset(
     "of in from for with and or the a an to on at by between into onto over under than that which where whereas "
     "while but".split())
@@ -29,17 +27,10 @@ _NEXT_WORD = re.compile(r"\s*([A-Za-z]+)")
 _HEADING = re.compile(r"(?:(?<=[;,])\s*(?:and|or)|\b[A-Z][a-z]+)\s+$")
 _PREV_WORD = re.compile(r"([A-Za-z]+)\W*$")
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s")
-_IMAGE_NUMBER = re.compile(r"images?\s*\d")
-_SPACES = frozenset(" \t\n\u00a0")  # what _prev_char and next_char skip
+_SPACES = " \t\n\u00a0"  # what _prev_char and next_char skip
 _MERGEABLE = frozenset({"paren", "half", "panel", "panelparen"})
 _CLAUSE_FORMS = frozenset({"dot", "colon"})
-# (Set displays in an expression are built anew each time they are evaluated; these are built once.)
 _OPENING_FORMS = frozenset({"dot", "colon", "bare"})
-_PANEL_ONLY = frozenset({"panel"})
-_PANELPAREN_ONLY = frozenset({"panelparen"})
-_ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
-_FIRST = operator.itemgetter(0)
-_TOKEN_END = operator.attrgetter("end")
 
 
 @dataclass(slots=True)
@@ -49,20 +40,10 @@ class Tok:
     start: int
     end: int
     labels: list[str]
-    forms: set[str]
+    forms: set[g.LabelForm]
     note: bool = False
-    role: str = "ref"
+    role: g.LabelRole = "ref"
     at_start: bool = False
-
-
-def _range(a: str, b: str) -> list[str]:
-    if a in _ROMANS and b in _ROMANS and _ROMANS.index(a) < _ROMANS.index(b):
-        return list(_ROMANS[_ROMANS.index(a):_ROMANS.index(b) + 1])
-    if a.isdigit() and b.isdigit() and 0 < int(b) - int(a) <= 30:
-        return [str(n) for n in range(int(a), int(b) + 1)]
-    if len(a) == 1 and len(b) == 1:
-        return expand_letters(a, b)
-    return [a, b]
 
 
 def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
@@ -70,14 +51,15 @@ def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
     out: list[Tok] = []
     open_ = False  # the last token may take in the next: written in mergeable forms only, with no note
     for t in tokens:
-        # (The gap text[prev.end:t.start] is at most 8 characters long where t.start - prev.end <= 8.)
+        # (Neighbours merge across at most 8 characters.)
         if open_ and t.start - out[-1].end <= 8 and t.form in _MERGEABLE:
             prev = out[-1]
             m = _JOIN.fullmatch(text[prev.end:t.start])
             if m is not None:
                 sep = (m.group("sep") or "").lower()
-                if sep and (sep in _DASH or sep in ("to", "through")):
-                    prev.labels = prev.labels[:-1] + _range(prev.labels[-1], t.labels[0]) + list(t.labels[1:])
+                expanded = g.expand_range(prev.labels[-1], t.labels[0]) if sep and g.is_range(sep) else None
+                if expanded is not None:
+                    prev.labels = prev.labels[:-1] + expanded + list(t.labels[1:])
                 else:
                     prev.labels = prev.labels + list(t.labels)
                 prev.end = t.end
@@ -95,7 +77,7 @@ def _merge(text: str, tokens: list[LabelToken]) -> list[Tok]:
 
 def _prev_char(text: str, i: int, floor: int) -> tuple[str, int]:
     j = i - 1
-    while j >= floor and text[j] in " \t\n\u00a0":
+    while j >= floor and text[j] in _SPACES:
         j -= 1
     return (text[j], j) if j >= floor else ("", j)
 
@@ -107,7 +89,7 @@ def _prev_word(text: str, i: int) -> str:
 
 def next_char(text: str, i: int) -> str:
     j = i
-    while j < len(text) and text[j] in " \t\n\u00a0":
+    while j < len(text) and text[j] in _SPACES:
         j += 1
     return text[j] if j < len(text) else ""
 
@@ -129,31 +111,24 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
     parent: set[str] = set()  # the last opener that was not a sub-label of the one before
     last: Tok | None = None
     for t in tokens:
-        # _prev_char and next_char, inlined for a token with at most one space before (after) it.
-        pj = t.start - 1
-        if pj >= body and text[pj] in _SPACES:
-            pj -= 1
-        if pj >= body and text[pj] not in _SPACES:
-            prev = text[pj]
-        else:
-            prev, pj = _prev_char(text, t.start, body)
+        prev, pj = _prev_char(text, t.start, body)
         glued = bool(prev) and pj == t.start - 1 and prev.isalpha() and "paren" in t.forms
         # After a period only where the sentence splitter starts a sentence ("sp. nov. (A-J)" does not).
         t.at_start = (not prev) or t.start in sent_starts or prev in "!?;:" or glued
-        j = t.end + 1 if t.end < len(text) and text[t.end] in _SPACES else t.end
-        nxt = text[j] if j < len(text) and text[j] not in _SPACES else next_char(text, t.end)
+        nxt = next_char(text, t.end)
         content = bool(nxt) and nxt not in ".,;:)]"
         forms = t.forms
         labels = set(t.labels)
         fresh = t.labels[0] not in opened and labels.isdisjoint(current)
         sub = (bool(current) and labels < current) or (bool(parent) and labels < parent)
         may_trail = fresh or sub or not current
+        role: g.LabelRole
         if not forms.isdisjoint(_OPENING_FORMS):
             role = "open"  # kept only where a clause opens (see _label_tokens)
             t.at_start = True
-        elif "panel" in forms and forms <= _PANEL_ONLY:
+        elif forms == {"panel"}:
             role = "open" if t.at_start and (content or nxt == ":") else "ref"
-        elif forms == _PANELPAREN_ONLY and current:
+        elif forms == {"panelparen"} and current:
             role = "ref"  # "(panel B)" inside a group's text points at a panel; it does not split
         elif t.at_start:
             role = "open" if content else "ref"
@@ -179,7 +154,7 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
 
 
 def _inline_role(text: str, t: Tok, last: Tok | None, fresh: bool, sub: bool, may_trail: bool,
-                 prev: str) -> str:
+                 prev: str) -> g.LabelRole:
     """Role of a label inside a sentence and followed by words.
 
     Followed by a conjunction or preposition it closes the clause before it ("…wild-type (A) and unc-116
@@ -217,12 +192,11 @@ def _opens_clause(text: str, i: int, body: int, sent_starts: "set[int] | list[in
                               or _prev_char(text, m.start(), body)[0] in ".!?;:,")
 
 
-@functools.lru_cache(maxsize=1024)
 def _atom_traits(raw: tuple[str, ...]) -> tuple[str, bool]:
     """Of a token's atoms (``raw``): "upper" or "lower" when its single letters are all of that case, else
     ""; and whether one of them is a number."""
     digits = any(map(str.isdigit, raw))
-    letters = [a for a in raw if a[:1].isalpha() and len(a.rstrip("'\u2032\u2019")) == 1]
+    letters = [a for a in raw if a[:1].isalpha() and len(g.label_core(a)) == 1]
     if not letters:
         return "", digits
     if all(a.isupper() for a in letters):
@@ -251,75 +225,43 @@ def _one_case(tokens: list[LabelToken], cases: list[str]) -> list[LabelToken]:
             by_case[case].append(t)
     letters = {c: {lab for t in ts for lab in t.labels} for c, ts in by_case.items()}
     if not letters["upper"] & letters["lower"]:
-        if letters["upper"] | letters["lower"] <= accepted_labels(by_case["upper"] + by_case["lower"]):
+        if letters["upper"] | letters["lower"] <= accepted_labels(letters["upper"] | letters["lower"]):
             return tokens
     first = next(case for case in cases if case)
 
     def score(case: str) -> tuple[float, int, int]:
         votes = sum(0.5 if _is_comma_label(t) else 1.0 for t in by_case[case])
-        return votes, len(accepted_labels(by_case[case])), int(first == case)
+        return votes, len(accepted_labels(letters[case])), int(first == case)
 
     keep = max(("upper", "lower"), key=score)
     return [t for t, case in zip(tokens, cases) if case in ("", keep)]
 
 
-def _raw_outside_mentions(text: str, body: int, starts: list[int], low: str) -> list[LabelToken]:
-    """``raw_label_tokens`` after ``body`` with the figure mentions masked, which are looked for only when
-    needed: with no mask, each candidate token is kept when it parses and is clear of the tokens kept
-    before it; a mask only drops candidates that overlap it. So when no token found without masks overlaps
-    a mention, masking changes nothing (each phase keeps the same tokens, by induction), and the tokens
-    found without masks are the answer; this is nearly always so."""
-    raw = raw_label_tokens(text, body, None, None, starts, low)
-    if not raw or not ("fig" in low or ("image" in low and _IMAGE_NUMBER.search(low) is not None)):
-        return raw
-    if len(low) == len(text):
-        # Every mention starts at a keyword (a "fig" or "image" in ``low``, at the same offset as in
-        # ``text`` when lower-casing kept the length: no character lower-cases to none) or at its
-        # qualifier, at most 40 characters before it; tokens that all end by then overlap none.
-        first = min(k for k in (low.find("fig"), low.find("image")) if k >= 0)
-        if max(map(_TOKEN_END, raw)) <= first - 40:
-            return raw
-    masked = [(m.start, m.end) for m in find_mentions(text, low) if m.end > body]
-    if any(a < t.end and t.start < b for t in raw for a, b in masked):
-        return raw_label_tokens(text, body, None, masked, starts, low)
-    return raw
-
-
-def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]], low: str | None = None) -> list[Tok]:
+def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> list[Tok]:
     """Panel-label tokens of ``text`` after its figure index ends at ``body``, merged and filtered (see the
-    module docstring); ``sents`` are its sentence spans, ``low`` is ``text.lower()`` when known."""
-    if low is None:
-        low = text.lower()
-    starts = list(map(_FIRST, sents))
-    raw = _raw_outside_mentions(text, body, starts, low)
-    if not raw:
-        return []
+    module docstring); ``sents`` are its sentence spans."""
+    starts = [s for s, _ in sents]
+    mentions = [(m.start, m.end) for m in find_mentions(text) if m.end > body]
+    raw = raw_label_tokens(text, body, mentions, starts)
     # Dot/colon labels and numbers only where a clause opens.
     tokens: list[LabelToken] = []
     cases: list[str] = []
-    bare = False
     for t in raw:
         case, digits = _atom_traits(t.raw)
         if (digits or t.form in _CLAUSE_FORMS) and not _opens_clause(text, t.start, body, starts):
             continue
         tokens.append(t)
         cases.append(case)
-        bare = bare or t.form == "bare"
     tokens = _one_case(tokens, cases)
-    if bare and any(t.form == "bare" for t in tokens):  # (_one_case only drops tokens)
-        bare_letters = {t.labels[0] for t in tokens if t.form == "bare"}
-        if not {"a", "b"} <= bare_letters:
-            tokens = [t for t in tokens if t.form != "bare"]
+    # Bare letters count only as a style of the caption: "a …", "b …" both there.
+    if not {"a", "b"} <= {t.labels[0] for t in tokens if t.form == "bare"}:
+        tokens = [t for t in tokens if t.form != "bare"]
     merged = _merge(text, tokens)
-    named = frozenset(chain.from_iterable(t.labels for t in merged))
-    keep = accepted_label_set(named)
-    if keep >= named:
-        return merged
+    keep = accepted_labels(lab for t in merged for lab in t.labels)
     kept: list[Tok] = []
     for tok in merged:
-        labels = [lab for lab in tok.labels if lab in keep]
-        if labels:
-            tok.labels = labels
+        tok.labels = [lab for lab in tok.labels if lab in keep]
+        if tok.labels:
             kept.append(tok)
     return kept
 

@@ -10,66 +10,27 @@ so abbreviation legends such as "(M, methylated; U, unmethylated)" are not taken
 
 from __future__ import annotations
 
-import functools
 import operator
 import re
 from dataclasses import dataclass
-from typing import Collection
+from typing import Collection, Iterable
 
-from figlink.text.mentions import expand_letters
+from figlink.text import grammar as g
 
-_DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
-_ROMAN = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii", "xiii", "xiv", "xv")
-_ROMAN_INDEX = {r: n for n, r in enumerate(_ROMAN, 1)}
-_POSITION_WORDS = {
-    "left": "left", "right": "right", "top": "top", "bottom": "bottom", "upper": "top", "lower": "bottom",
-    "middle": "middle", "center": "middle", "centre": "middle", "inset": "inset", "insets": "inset",
-}
-
-_ATOM = (r"(?:[A-Za-z](?![A-Za-z])['\u2032\u2019]{0,2}|(?:i{1,3}|iv|vi{0,3}|ix|xi{0,3}|I{1,3}|IV|VI{0,3}|IX|XI{0,3})"
-         r"(?![A-Za-z])|[a-z]{2}(?![A-Za-z])|\d{1,2}(?!\d))")
-_SEP = rf"(?:\s*,?\s*(?:and|or|&|to|through|thru)\s+|\s*[,;]\s*|\s*[{_DASH}]\s*)"
-# (An optional part is written "(?:X|)", not "X?": the same match, tried in the same order, without the
-# regex engine's bookkeeping for a repeated group; "(?:X(?:X)*|)" for "(?:X)*" likewise.)
-_POS = r"(?:\s*[,\-\u2013]?\s*(?:top|bottom|upper|lower|middle|cent(?:er|re)|left|right|inset)s?" \
-       r"(?:[\s\-]+(?:left|right|middle|cent(?:er|re))|)(?:\s+(?:panels?|images?|parts?)|))"
-_ITEM = rf"{_ATOM}(?:{_POS}|)"
-_LIST = rf"{_ITEM}(?:{_SEP}{_ITEM}(?:{_SEP}{_ITEM})*|)"  # (the repeat entered only after a second item)
-
-# (a) (A–C) (a, c, and e) (A, left) (C, in red, 200*) — a list of atoms, optionally followed by a note.
-_PAREN = re.compile(rf"\(\s*(?:panels?\s+|)(?P<list>{_LIST})\s*(?:(?P<note>[,;:]\s*[^()]{{0,60}}?)|)\s*\)")
-# (image C) (PSA; image C) (panels A and B)
-_PAREN_WORD = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*|)(?:panels?|images?)\s+(?P<list>{_LIST})\s*\)", re.I)
-# a) A) A and B) — closing parenthesis only, not preceded by a word character or "(".
-_HALF_END = re.compile(rf"(?<![^\s,;:.])(?P<list>{_LIST})\)$")
-# A. a. A: A and C: A, — only where a sentence or clause opens (checked by the caller).
-# (The look-ahead first: labels are short words, "A", "iv", "12"; anything longer fails at once.)
-_PUNCT = re.compile(rf"(?=[^\W_]{{1,4}}(?![^\W_]))(?<![\w'])(?P<list>{_LIST})\s*(?P<p>[.:,])(?=\s|$|[A-Z(])")
-# Bare: "a *10 magnification", "A Representative" — a single letter opening a sentence.
-_BARE = re.compile(r"(?P<list>[A-Za-z])[ \t\u00a0]+(?=\S)")
-_BARE_SPACE = frozenset(" \t\u00a0")
-# panel A, panels A and B, panels A–C
-# (The letter comes first and the look-behind after it, so the regex engine can skip ahead to a "P".)
-_PANELWORD = re.compile(rf"[Pp](?<![\w-][Pp])(?i:anels?)\s+(?P<list>{_LIST})(?![\w'])")
-
+_POSITION_IN_ITEM = re.compile(g.LABEL_POSITION, re.I)
+_SPLIT = re.compile(f"({g.LABEL_SEPARATOR})")
+_ATOM = re.compile(g.LABEL_ATOM)
 _BY_START = operator.attrgetter("start")
-_SPLIT = re.compile(rf"({_SEP})")
-_ATOM_RE = re.compile(_ATOM)
-_SINGLE = re.compile(r"[A-Za-z]['\u2032\u2019]{0,2}")
-_POS_IN_ITEM = re.compile(_POS, re.I)
 
 
 @dataclass(slots=True)
 class LabelToken:
-    """A place where the caption names panels: its span, the panels, and how it is written.
-
-    The label tuples are shared with the cache of parsed label lists (``_parse_listing``): never mutated.
-    """
+    """A place where the caption names panels: its span, the panels, and how it is written."""
 
     start: int
     end: int
     labels: tuple[str, ...]
-    form: str  # paren | half | dot | colon | bare | panel
+    form: g.LabelForm
     positions: tuple[str, ...] = ()
     raw: tuple[str, ...] = ()  # atoms as written, before the sequence check
     note: bool = False  # "(C, in red, 200*)": the parenthesis carries more than labels
@@ -77,7 +38,7 @@ class LabelToken:
 
 
 def _position_of(text: str) -> str:
-    words = [_POSITION_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _POSITION_WORDS]
+    words = [p for w in re.findall(r"[a-z]+", text.lower()) if (p := g.place_of(w)) is not None]
     seen: list[str] = []
     for w in words:
         if w not in seen:
@@ -95,12 +56,12 @@ def _atoms(listing: str) -> tuple[list[str], list[str], list[str]] | None:
         if k % 2:
             seps.append(part.strip().lower())
             continue
-        m = _POS_IN_ITEM.search(part)
+        m = _POSITION_IN_ITEM.search(part)
         if m is not None and m.start() > 0:
             positions.append(_position_of(m.group(0)))
             part = part[: m.start()]
         atom = part.strip()
-        if _ATOM_RE.fullmatch(atom) is None:
+        if _ATOM.fullmatch(atom) is None:
             return None
         atoms.append(atom)
     return atoms, seps, positions
@@ -110,32 +71,22 @@ def _expand(atoms: list[str], seps: list[str]) -> list[str]:
     """Lower-case labels with ranges expanded: A–C → a, b, c; (i)–(iv) → i, ii, iii, iv."""
     out: list[str] = [atoms[0]]
     for sep, atom in zip(seps, atoms[1:]):
-        is_range = sep in _DASH or sep in ("to", "through", "thru")
-        prev = out[-1]
-        if is_range and prev.lower() in _ROMAN_INDEX and atom.lower() in _ROMAN_INDEX \
-                and (len(prev) > 1 or len(atom) > 1):
-            a, b = _ROMAN_INDEX[prev.lower()], _ROMAN_INDEX[atom.lower()]
-            if a < b:
-                out.extend(_ROMAN[a:b])
-                continue
-        if is_range and len(prev) == 1 and len(atom) == 1 and prev.isalpha() and atom.isalpha():
-            out[-1:] = expand_letters(prev, atom)
-            continue
-        if is_range and prev.isdigit() and atom.isdigit() and 0 < int(atom) - int(prev) <= 30:
-            out.extend(str(n) for n in range(int(prev) + 1, int(atom) + 1))
-            continue
-        out.append(atom)
+        expanded = g.expand_range(out[-1], atom) if g.is_range(sep) else None
+        if expanded is None:
+            out.append(atom)
+        else:
+            out[-1:] = expanded
     return [a.lower() for a in out]
 
 
 def _valid_atoms(atoms: list[str]) -> bool:
     """Atoms longer than one character must be roman numerals, primes, doubled letters or numbers."""
     for a in atoms:
-        core = a.rstrip("'\u2032\u2019")
+        core = a.rstrip(g.PRIMES)
         if len(core) == 1 or core.isdigit():
             continue
         low = core.lower()
-        if low in _ROMAN_INDEX and (core.islower() or core.isupper()):
+        if low in g.ROMAN_VALUE and (core.islower() or core.isupper()):
             continue
         if len(core) == 2 and core.isalpha() and core.islower():
             continue  # "aa", "ab": labels past z (kept only when the sequence reaches z)
@@ -143,36 +94,10 @@ def _valid_atoms(atoms: list[str]) -> bool:
     return True
 
 
-# What a label list reads as, by its text and form: the fields of its LabelToken after the span
-# (labels, form, positions, raw atoms, note, comma).
-_Parsed = tuple[tuple[str, ...], str, tuple[str, ...], tuple[str, ...], bool, bool]
-
-
-def _token(m: re.Match[str], form: str) -> LabelToken | None:
-    # Of the patterns read here only _PAREN (form "paren") has a "note" group, only _PUNCT ("dot") a "p".
-    note_text = m.group("note") if form == "paren" else None
-    punct = m.group("p") if form == "dot" else None
-    parsed = _parse_listing(m.group("list"), form, bool(note_text), punct)
-    if parsed is None:
-        return None
-    start, end = m.span()
-    return LabelToken(start, end, *parsed)
-
-
-@functools.lru_cache(maxsize=4096)
-def _parse_listing(listing: str, form: str, has_note: bool, punct: str | None) -> _Parsed | None:
-    """Read a label list ("A", "a–c", "B, left") written in ``form``; ``None`` when it is not one.
-
-    ``punct`` is the character after a dot-form label ("." or ":" or ","). Pure, so cached: the same
-    few label texts recur in every caption.
-    """
-    if _SINGLE.fullmatch(listing) and not has_note:
-        if form in ("dot", "colon") and listing.isdigit():
-            return None
-        comma = form == "dot" and punct == ","
-        if form == "dot" and punct != ".":
-            form = "colon"
-        return (listing.lower(),), form, (), (listing,), False, comma
+def _token(m: re.Match[str], form: g.LabelForm) -> LabelToken | None:
+    """The token of a match of one of the grammar's label forms (with its "note" and "p" groups, if any)."""
+    groups = m.groupdict()
+    listing, has_note, punct = groups["list"], groups.get("note") is not None, groups.get("p")
     parsed = _atoms(listing)
     if parsed is None:
         return None
@@ -186,102 +111,45 @@ def _parse_listing(listing: str, form: str, has_note: bool, punct: str | None) -
         atoms, seps, note = atoms[:k], seps[:k - 1], True
     if not _valid_atoms(atoms):
         return None
-    if form in ("dot", "colon") and any(a.isdigit() for a in atoms):
+    if form == "dot" and any(a.isdigit() for a in atoms):
         return None  # "5." and "10:" are numbers, not labels
     comma = form == "dot" and punct == ","
     if form == "dot" and punct != ".":
         form = "colon"
-    return tuple(_expand(atoms, seps)), form, tuple(positions), tuple(atoms), note, comma
+    return LabelToken(m.start(), m.end(), tuple(_expand(atoms, seps)), form, tuple(positions), tuple(atoms),
+                      note, comma)
 
 
 def _free(m: re.Match[str], taken: list[tuple[int, int]]) -> bool:
-    if not taken:
-        return True
+    """Whether a match overlaps none of the ``taken`` spans."""
     start, end = m.span()
-    for a, b in taken:
-        if a < end and start < b:
-            return False
-    return True
+    return not any(a < end and start < b for a, b in taken)
 
 
-def _scan(pattern: re.Pattern[str], form: str, text: str, start: int, end: int,
+def _scan(pattern: re.Pattern[str], form: g.LabelForm, text: str, start: int,
           taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """Tokens written ``form`` where ``pattern`` matches in ``text[start:end]`` clear of ``taken``; their
-    spans are added to ``taken`` (the matches do not overlap one another)."""
+    """Tokens written ``form`` where ``pattern`` matches in ``text[start:]`` clear of ``taken``."""
     out: list[LabelToken] = []
-    noted = form == "paren"  # of the patterns scanned here only _PAREN has a "note" group
-    prior = taken[:]
-    for m in pattern.finditer(text, start, end):
-        s, e = m.span()
-        if prior and any(a < e and s < b for a, b in prior):
-            continue
-        parsed = _parse_listing(m.group("list"), form, noted and m.group("note") is not None, None)
-        if parsed is not None:
-            out.append(LabelToken(s, e, *parsed))
-            taken.append((s, e))
-    return out
-
-
-def _scan_panel_words(text: str, low: str, start: int, end: int,
-                      taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """``_scan`` of ``_PANELWORD``, tried only where the lower-cased text reads "panel" (``str.find`` skips
-    ahead much faster than a regex that starts with a character class)."""
-    if len(low) != len(text):  # lower-casing changed offsets: scan the text itself
-        return _scan(_PANELWORD, "panel", text, start, end, taken)
-    out: list[LabelToken] = []
-    k = low.find("panel", start, end)
-    while k != -1:
-        m = _PANELWORD.match(text, k, end)
-        if m is None:
-            k = low.find("panel", k + 1, end)
-            continue
-        tok = _token(m, "panel") if _free(m, taken) else None
+    for m in pattern.finditer(text, start):
+        tok = _token(m, form) if _free(m, taken) else None
         if tok is not None:
             out.append(tok)
-        k = low.find("panel", m.end(), end)
     return out
 
 
-# A ")" after a run of one to four letters, digits or primes ("a)", "iv)", "B')"): where _scan_half's walk
-# back succeeds (the look-behinds see before the scan's start, so a ")" within four characters of the
-# start is checked apart). The literal ")" first lets the regex engine skip ahead to one.
-_HALF_HINT = re.compile(r"\)(?<=(?:[^\W_]|['\u2032\u2019])\))(?<!(?:[^\W_]|['\u2032\u2019]){5}\))")
-
-
-def _every_close_ends_note(text: str, start: int) -> bool:
-    """Whether every ")" from ``start`` on closes a "(" found from ``start`` on, with no parenthesis and at
-    most 195 characters between: then it closes a note for _closes_note, whatever word comes before it (the
-    "(" lies within 200 characters of that word)."""
-    # The pieces between the ")" hold no ")"; the last "(" of each is the parenthesis before its ")".
-    pieces = text[start:].split(")")
-    pieces.pop()  # the text after the last ")"
-    for piece in pieces:
-        k = piece.rfind("(")
-        if k < 0 or len(piece) - k - 1 > 195:
-            return False
-    return True
-
-
-def _scan_half(text: str, start: int, end: int, taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """"a)", "A and B)": looked for only before a closing parenthesis that follows a short word."""
+def _scan_half(text: str, start: int, taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """"a)", "A and B)": a closing parenthesis after a short word, unless it closes a note ("(… B)")."""
     out: list[LabelToken] = []
-    if end == len(text) and _every_close_ends_note(text, start):
-        return out  # no ")" ends a half label
-    closed = {b - 1 for _, b in taken}
-    near = [i for i in range(start, min(end, start + 5)) if text[i] == ")"]
-    hinted = [m.start() for m in _HALF_HINT.finditer(text, start + 5, end)] if end > start + 5 else []
-    for i in near + hinted:
-        # A ")" that ends a token already found is not looked at again.
-        if i in closed:
-            continue
+    i = text.find(")", start)
+    while i != -1:
         j = _word_before(text, start, i)
-        if j < 0 or _closes_note(text, start, j):
-            continue
-        m = _HALF_END.search(text, max(start, i - 40), i + 1)
-        if m is not None and _free(m, taken):
-            tok = _token(m, "half")
-            if tok is not None:
-                out.append(tok)
+        if j >= 0 and not _closes_note(text, start, j):
+            m = g.LABEL_HALF.search(text, max(start, i - 40), i + 1)
+            if m is not None and _free(m, taken):
+                tok = _token(m, "half")
+                if tok is not None:
+                    out.append(tok)
+        i = text.find(")", i + 1)
     return out
 
 
@@ -290,7 +158,7 @@ def _word_before(text: str, start: int, i: int) -> int:
     a character that is none of these); -1 when there is none (the walk stops after six characters)."""
     j = i
     lo = max(start, i - 6)
-    while j > lo and (text[j - 1].isalnum() or text[j - 1] in "'\u2032\u2019"):
+    while j > lo and (text[j - 1].isalnum() or text[j - 1] in g.PRIMES):
         j -= 1
     return j if 0 < i - j <= 4 and (j == start or not text[j - 1].isalnum()) else -1
 
@@ -300,22 +168,11 @@ def _closes_note(text: str, start: int, j: int) -> bool:
     return text.rfind("(", max(start, j - 200), j) > text.rfind(")", max(start, j - 200), j)
 
 
-def _dot_label_tokens(text: str, starts: "list[int] | set[int]", taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """``_PUNCT`` tokens ("A.", "b:", "A and C:") matched at each of ``starts`` (clause starts)."""
+def _dot_label_tokens(text: str, starts: set[int], taken: list[tuple[int, int]]) -> list[LabelToken]:
+    """LABEL_PUNCT tokens ("A.", "b:", "A and C:") matched at each of ``starts`` (clause starts)."""
     out: list[LabelToken] = []
     for s in starts:
-        w = text[s:s + 5]
-        if len(w) == 5 and w.isalnum():
-            continue  # a word of five or more letters or digits fails _PUNCT's look-ahead at once
-        c = w[:1]
-        if not ("a" <= c <= "z" or "A" <= c <= "Z"):
-            # _PUNCT's list opens with an ASCII letter or a digit, and one opening with a number is no dot
-            # label (_parse_listing).
-            continue
-        w = w[:3]
-        if len(w) == 3 and w.isascii() and w.isalpha() and w.strip("ivxIVX"):
-            continue  # "The", "Mean": three ASCII letters, not a roman numeral, are no _ATOM
-        m = _PUNCT.match(text, s)
+        m = g.LABEL_PUNCT.match(text, s)
         if m is not None and _free(m, taken):
             tok = _token(m, "dot")
             if tok is not None:
@@ -323,62 +180,13 @@ def _dot_label_tokens(text: str, starts: "list[int] | set[int]", taken: list[tup
     return out
 
 
-def _clause_dot_tokens(hits: "list[re.Match[str]]", taken: list[tuple[int, int]]) -> list[LabelToken]:
-    """Tokens of the dot labels found after clause ends by ``_clause_label_hits`` (the scans' look-ahead is
-    ``_PUNCT`` itself, groups included, so a label needs no second match)."""
-    out: list[LabelToken] = []
-    for m in hits:
-        s, e = m.end(), m.end("p")
-        if any(a < e and s < b for a, b in taken):
-            continue
-        parsed = _parse_listing(m.group("list"), "dot", False, m.group("p"))
-        if parsed is not None:
-            out.append(LabelToken(s, e, *parsed))
-    return out
-
-
-# "[;,] and|or " or "[.;:!?(] ", written with one leading character class so the regex engine can skip
-# ahead to a punctuation mark instead of trying every position.
+# Where a clause opens: after "; and", ", or", or after ".", ";", ":", "!", "?", "(" and spaces.
+CLAUSE_END_PLAIN = re.compile(r"[;,]\s*(?:and|or)\s+|[.;:!?(]\s*")
+# The same ends, written with one leading character class so the regex engine can skip ahead to a mark
+# (kept: 1.23x on the label finder; the tests compare it with CLAUSE_END_PLAIN).
 _CLAUSE_END = re.compile(r"[.;:!?(,](?:(?<=[;,])\s*(?:and|or)\s+|(?<=[.;:!?(])\s*)")
-# A clause end where _PUNCT matches with a list that does not open with a number (a number is never a dot
-# label: _parse_listing), with _PUNCT's groups. Before _PUNCT, a cheaper test of what it needs: its list
-# opens with a letter atom, and after the atom (and spaces) comes a position word ("top", "left", …, from
-# _POS), a separator ("and", "or", "to", "through", "&", ",", ";", a dash, from _SEP) or the closing ".",
-# ":" or ","; so one of the characters in the class below. The atom is tested in a looser form (any run
-# of up to four of i, v, x for a roman numeral) that ends where _ATOM ends wherever _PUNCT can go on after
-# it (a run followed by no letter), and the atomic group loses nothing for the same reason. Most clause
-# ends ("(n = 3)", "The", "0.05)") fail this test.
-_OPENS_DOT_LABEL = (rf"(?=(?>[A-Za-z](?![A-Za-z])['\u2032\u2019]{{0,2}}|[ivxIVX]{{1,4}}(?![A-Za-z])"
-                    rf"|[a-z]{{2}}(?![A-Za-z]))\s*+[{_DASH},;&.:aotbulmcri])(?={_PUNCT.pattern})")
-# One scan per punctuation mark of _CLAUSE_END (a literal first character lets the regex engine skip
-# ahead much faster than a character class does); the atomic groups keep each end where _CLAUSE_END
-# puts it.
-_LABEL_CLAUSE_ENDS = (
-    (".", re.compile(rf"\.\s*+{_OPENS_DOT_LABEL}")),
-    ("(", re.compile(rf"\(\s*+{_OPENS_DOT_LABEL}")),
-    (",", re.compile(rf",(?>\s*(?:and|or)\s+){_OPENS_DOT_LABEL}")),
-    (";", re.compile(rf";(?>\s*(?:and|or)\s+|\s*){_OPENS_DOT_LABEL}")),
-    (":", re.compile(rf":\s*+{_OPENS_DOT_LABEL}")),
-    ("!", re.compile(rf"!\s*+{_OPENS_DOT_LABEL}")),
-    ("?", re.compile(rf"\?\s*+{_OPENS_DOT_LABEL}")),
-)
-
-
-def _clause_label_hits(text: str, start: int) -> "list[re.Match[str]]":
-    """The clause ends from ``start`` on (as ``_CLAUSE_END`` finds them) where ``_PUNCT`` matches a list
-    that does not open with a number, as matches that end there and carry ``_PUNCT``'s groups; not in
-    order."""
-    hits: list[re.Match[str]] = []
-    for mark, pattern in _LABEL_CLAUSE_ENDS:
-        if mark in text:
-            hits += pattern.finditer(text, start)
-    return hits
-
-
-# "Genotypes A: …". (Possessive: no run gives back a character, since what follows a run cannot match
-# one of its characters: a space after [a-z], a letter after \s, \s or ":" after [A-Za-z]; the same
-# matches, without the regex engine trying shorter runs where one fails.)
-_HEADING_WORD = re.compile(r"[A-Z][a-z]++\s++(?=[A-Za-z]{1,4}+\s*+:)")
+# A heading word before a label: "Genotypes A: …".
+_HEADING_WORD = re.compile(r"[A-Z][a-z]+\s+(?=[A-Za-z]{1,4}\s*:)")
 
 
 def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) -> list[LabelToken]:
@@ -386,10 +194,8 @@ def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) ->
     ("A Representative…", not "A representative…" nor "B cells…")."""
     out: list[LabelToken] = []
     for s in starts:
-        if text[s + 1:s + 2] not in _BARE_SPACE:
-            continue  # _BARE needs a space after one letter
-        m = _BARE.match(text, s)
-        if m is None or any(a < m.end() and s < b for a, b in masked):
+        m = g.LABEL_BARE.match(text, s)
+        if m is None or not _free(m, masked):
             continue
         letter = m.group("list")
         nxt = text[m.end():m.end() + 1]
@@ -399,71 +205,39 @@ def _bare_tokens(text: str, starts: list[int], masked: list[tuple[int, int]]) ->
     return out
 
 
-def raw_label_tokens(text: str, start: int = 0, end: int | None = None,
-                     masked: list[tuple[int, int]] | None = None,
-                     sentence_starts: list[int] | None = None, low: str | None = None) -> list[LabelToken]:
-    """Every candidate label token in ``text[start:end]``, before the sequence check, in order.
+def raw_label_tokens(text: str, start: int = 0, masked: list[tuple[int, int]] | None = None,
+                     sentence_starts: list[int] | None = None) -> list[LabelToken]:
+    """Every candidate label token in ``text[start:]`` outside ``masked`` spans, before the sequence check,
+    in order.
 
-    Bare letters are looked for only at ``sentence_starts``. ``low`` is ``text.lower()`` when the caller
-    has it already."""
-    stop = len(text) if end is None else end
+    The forms are read one after another, each only clear of the tokens of the forms before it. Dot and
+    colon labels are looked for where a clause opens (after a clause end, at a sentence start, at
+    ``start``, after a heading word: "Genotypes A: …"), bare letters at ``sentence_starts``."""
     taken = list(masked or [])
-    sentence_starts = sentence_starts or []  # (only read)
-    if low is None:
-        low = text.lower()
     tokens: list[LabelToken] = []
-    # (Each scan adds the spans of its tokens to ``taken``.)
-    # _PANELWORD matches only where ``low`` reads "panel": its "anel", ignoring case, matches ASCII letters
-    # only, and each lower-cases to one letter wherever it stands.
-    panel = "panel" in low
-    if "(" in text:
-        if panel or "image" in low:
-            tokens = _scan(_PAREN_WORD, "panelparen", text, start, stop, taken)
-        tokens += _scan(_PAREN, "paren", text, start, stop, taken)
-    if panel and "anel" in text:
-        words = _scan_panel_words(text, low, start, stop, taken)
-        if words:
-            taken += [(t.start, t.end) for t in words]
-        tokens += words
-    half = _scan_half(text, start, stop, taken)
-    if half:
-        taken += [(t.start, t.end) for t in half]
-    tokens += half
-    # Dot/colon labels open clauses: after a clause end, at a sentence start, at ``start``, and after a
-    # heading word that opens a sentence ("Genotypes A: …").
-    opening = sentence_starts + [start]
-    colon = text.rfind(":")  # a heading is followed by a colon
-    limit = min(stop, colon)
-    heads = [m.end() for i in opening if i < limit and (m := _HEADING_WORD.match(text, i)) is not None] \
-        if colon >= 0 else []
-    if stop == len(text):
-        # The scan runs to the end of the text, so its look-ahead sees what _PUNCT.match sees: its hits
-        # are the clause ends where a dot label opens, read at once. (A place at or past the end of the
-        # text gives _dot_label_tokens no token, so none is left out here.)
-        hits = _clause_label_hits(text, start)
-        others = set(opening)
-        others.update(heads)
-        punct = []
-        if hits:
-            others.difference_update([m.end() for m in hits])
-            punct = _clause_dot_tokens(hits, taken)
-        punct += _dot_label_tokens(text, others, taken)
-    else:
-        others = {m.end() for m in _CLAUSE_END.finditer(text, start, stop)}
-        others.update(s for s in opening + heads if s < stop)
-        punct = _dot_label_tokens(text, [s for s in others if s < stop], taken)
-    if punct:
-        taken += [(t.start, t.end) for t in punct]
-    tokens += punct
-    tokens += _bare_tokens(text, sentence_starts, taken)
-    # Every token is kept only clear of the tokens of earlier kinds, and dot labels start at distinct
-    # places, so no two tokens start at the same place and this order is the only one.
+
+    def keep(found: list[LabelToken]) -> None:
+        tokens.extend(found)
+        taken.extend((t.start, t.end) for t in found)
+
+    keep(_scan(g.LABEL_PANEL_PAREN, "panelparen", text, start, taken))
+    keep(_scan(g.LABEL_PAREN, "paren", text, start, taken))
+    keep(_scan(g.LABEL_PANEL_WORD, "panel", text, start, taken))
+    keep(_scan_half(text, start, taken))
+    opening = (sentence_starts or []) + [start]
+    clause_starts = {m.end() for m in _CLAUSE_END.finditer(text, start)}
+    clause_starts.update(opening)
+    clause_starts.update(m.end() for i in opening if (m := _HEADING_WORD.match(text, i)) is not None)
+    keep(_dot_label_tokens(text, clause_starts, taken))
+    keep(_bare_tokens(text, sentence_starts or [], taken))
+    # No two tokens start at the same place (dot labels start at distinct places), so this order is the
+    # only one.
     tokens.sort(key=_BY_START)
     return tokens
 
 
 def _letter_index(label: str) -> int | None:
-    core = label.rstrip("'\u2032\u2019")
+    core = label.rstrip(g.PRIMES)
     if len(core) == 1 and core.isalpha():
         return ord(core) - ord("a")
     if len(core) == 2 and core.isalpha():
@@ -471,28 +245,21 @@ def _letter_index(label: str) -> int | None:
     return None
 
 
-def accepted_labels(tokens: list[LabelToken], max_gap: int = 2) -> set[str]:
-    """Labels that form a plausible panel sequence.
+def accepted_labels(labels: Iterable[str], max_gap: int = 2) -> set[str]:
+    """Of ``labels``, those that form a plausible panel sequence.
 
     Letters are kept from the smallest one (which must be among a–c) while consecutive letters differ by
     at most ``max_gap``; multi-letter romans (ii, iv) switch i, v and x to roman numerals unless the
     letters already run past h; numbers count only when no letters are found and 1 and 2 are there.
     """
-    return set(accepted_label_set(frozenset(lab for t in tokens for lab in t.labels), max_gap))
-
-
-@functools.lru_cache(maxsize=4096)
-def accepted_label_set(labels: frozenset[str], max_gap: int = 2) -> frozenset[str]:
-    """``accepted_labels`` of tokens that name ``labels`` (the result depends on nothing else, and the
-    same few label sets recur in every caption, so it is cached)."""
     letters: set[int] = set()
     romans: set[str] = set()
     numbers: set[int] = set()
     for lab in labels:
-        core = lab.rstrip("'\u2032\u2019")
+        core = lab.rstrip(g.PRIMES)
         if core.isdigit():
             numbers.add(int(core))
-        elif core in _ROMAN_INDEX and len(core) > 1:
+        elif core in g.ROMAN_VALUE and len(core) > 1:
             romans.add(core)
         else:
             idx = _letter_index(core)
@@ -522,13 +289,13 @@ def accepted_label_set(labels: frozenset[str], max_gap: int = 2) -> frozenset[st
     if 25 not in chain:
         keep = {k for k in keep if len(k) == 1}
     if romans:
-        ordered = sorted(_ROMAN_INDEX[r] for r in romans)
+        ordered = sorted(g.ROMAN_VALUE[r] for r in romans)
         if ordered[0] <= 2:
             prev = ordered[0]
             for n in ordered:
                 if n - prev > max_gap:
                     break
-                keep.add(_ROMAN[n - 1])
+                keep.add(g.ROMANS[n - 1])
                 prev = n
     if not chain and {1, 2} <= numbers:
         ordered_n = sorted(numbers)
@@ -539,31 +306,30 @@ def accepted_label_set(labels: frozenset[str], max_gap: int = 2) -> frozenset[st
                     break
                 keep.add(str(n))
                 prev = n
-    return frozenset(keep)
+    return keep
 
 
-@functools.lru_cache(maxsize=4096)
 def label_order(label: str) -> tuple[int, int]:
     """Sort key of a label: letters a…z, aa…, then romans, then numbers."""
-    core = label.rstrip("'\u2032\u2019")
-    idx = None if (len(core) > 1 and core in _ROMAN_INDEX) else _letter_index(core)
+    core = label.rstrip(g.PRIMES)
+    idx = None if (len(core) > 1 and core in g.ROMAN_VALUE) else _letter_index(core)
     if idx is not None:
         return (0, idx * 4 + (len(label) - len(core)))
-    if core in _ROMAN_INDEX:
-        return (1, _ROMAN_INDEX[core])
+    if core in g.ROMAN_VALUE:
+        return (1, g.ROMAN_VALUE[core])
     return (2, int(core) if core.isdigit() else 0)
 
 
 def sort_labels(labels: "Collection[str]") -> list[str]:
     """Labels in panel order; with multi-letter romans present, i, v and x sort as romans."""
-    roman = any(len(lab) > 1 and lab in _ROMAN_INDEX for lab in labels)
+    roman = any(len(lab) > 1 and lab in g.ROMAN_VALUE for lab in labels)
 
     def key(lab: str) -> tuple[int, int]:
-        if roman and lab in _ROMAN_INDEX:
-            return (1, _ROMAN_INDEX[lab])
+        if roman and lab in g.ROMAN_VALUE:
+            return (1, g.ROMAN_VALUE[lab])
         return label_order(lab)
 
     return sorted(set(labels), key=key)
 
 
-__all__ = ["LabelToken", "raw_label_tokens", "accepted_labels", "accepted_label_set", "label_order", "sort_labels"]
+__all__ = ["LabelToken", "raw_label_tokens", "accepted_labels", "label_order", "sort_labels"]

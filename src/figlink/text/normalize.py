@@ -18,7 +18,6 @@ from figlink.text.caption_sentences import sentence_spans
 
 NUM, EQUATION, BRACKET = "[NUM]", "[EQUATION]", "[BRACKET]"
 _SENTINELS = {"\x01": NUM, "\x02": EQUATION, "\x03": BRACKET}
-_SENTINEL_BYTES = tuple((k, k.encode(), v.encode()) for k, v in _SENTINELS.items())  # replaced in UTF-8
 
 _MATHML = re.compile(r"<(?:\w+:)?math\b.*?</(?:\w+:)?math\s*>", re.S | re.I)
 _TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")
@@ -26,50 +25,18 @@ _TEX = re.compile(r"\$\$.+?\$\$|\$[^$\n]{1,400}\$|\\\(.+?\\\)|\\\[.+?\\\]", re.S
 _OPERAND = r"(?:[A-Za-z\u0391-\u03c9]{1,2}\d{0,2}|\d+(?:[.,]\d+)?%?)"
 _OPERATOR = r"(?:[=<>\u2264\u2265\u2248\u2260\u00b1+\u2212\-*/^\u00d7\u00b7]|&lt;|&gt;)"
 _RELATION = re.compile(rf"(?<![\w.]){_OPERAND}(?:\s*{_OPERATOR}+\s*{_OPERAND})+(?![\w])")
-_RELATIONAL_CHARS = "=<>\u2264\u2265\u2248\u2260"  # the ASCII ones first
-# The last run of three ASCII letters before a point. No relation covers any of its letters: inside one,
-# letters come at most two in a row (an operand's, or "lt"/"gt" between "&" and ";"), and a relation neither
-# starts right after a word character nor ends right before one.
-_LAST_LETTER_RUN = re.compile(r"(?s:.*)[A-Za-z]{3}")
-# A run of digits not glued to a word; the digit comes before the look-behind so the engine skips to digits.
+_RELATIONAL = re.compile("[=<>\u2264\u2265\u2248\u2260]")
+# A number not glued to a word ("12", "0.05", "2,000"; not "r2" or "3D"), as it reads:
+NUMBER_PLAIN = re.compile(r"(?<![A-Za-z0-9_\x01])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")
+# The same matches with the first digit before the look-behind, so the regex engine skips ahead to digits
+# (kept: 1.32x on the normalization stage; the tests compare it with NUMBER_PLAIN).
 _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_\x01]\d)\d*(?:[.,]\d+)*(?![A-Za-z0-9_])")
-# The same on UTF-8 bytes whose ASCII digits all read "0" (_DIGITS_AS_ZERO): a pattern led by one literal
-# lets the engine skip ahead to it, where one led by a digit class tests every character. Exact when the
-# text has no non-ASCII decimal digit (which \d also reads): the pattern tests only whether a byte is a
-# digit, letter, "_", "\x01", "." or ","; every byte of a non-ASCII character is >= 0x80, in none of these
-# classes, as the character is in none of them in the str pattern; a match holds ASCII bytes only, so its
-# ends fall between characters.
-_ZERO_NUMBER = re.compile(rb"0(?<![A-Za-z0_\x01]0)0*(?:[.,]0+)*(?![A-Za-z0_])")
-_DIGIT = re.compile(r"\d")
-_SPACE = re.compile(r"\s")
-_OPEN, _CLOSE = "([{", ")]}"
 _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
-# The same for text without "[" and "{": its literal "(" lets the regex engine skip ahead faster.
-_INNERMOST_PAREN = re.compile(r"\([^()\[\]{}]*\)")
-# Whitespace other than " " that str.split() splits on (every isspace() character lies below U+3001).
-_OTHER_SPACES = tuple(c for c in map(chr, range(0x3001)) if c.isspace() and c != " ")
-_ASCII_OTHER_SPACES = tuple(c for c in _OTHER_SPACES if c.isascii())
 _TOKEN = re.compile(r"\[(?:NUM|EQUATION|BRACKET)\]|\w+(?:[-'\u2019]\w+)*")
-_NON_ASCII_WORD = re.compile(r"[^\W\x00-\x7f]")
-_ASCII_BYTES = bytes(range(128))
-# ASCII bytes that need no second look in _lower_numbers_finish: all but the sentinels and the whitespace
-# other than " " (deleting ASCII bytes from UTF-8 leaves whole multi-byte sequences: the rest decodes).
-_ORDINARY_ASCII = bytes(c for c in range(128) if chr(c) not in _SENTINELS and chr(c) not in _ASCII_OTHER_SPACES)
-# The bytes _ZERO_NUMBER reads: ASCII digits as "0", and the ASCII whitespace other than " " as "\x00", so that
-# one look finds any of it. Neither changes a match: the pattern tests a byte only for being a letter, a
-# digit, "_", "\x01", "." or ",", and whitespace and "\x00" are none of these.
-_ZEROED = bytes.maketrans(b"0123456789" + "".join(_ASCII_OTHER_SPACES).encode(),
-                          b"0" * 10 + b"\x00" * len(_ASCII_OTHER_SPACES))
-# Byte classes for token_count: word characters "w", joiners "-", everything else " ".
-_CHAR_CLASS = bytes.maketrans(
-    bytes(range(128)),
-    bytes(ord("w") if re.fullmatch(r"\w", chr(c)) else ord("-") if chr(c) in "-'" else ord(" ") for c in range(128)))
 
 
 def strip_markup(text: str) -> str:
     """Drop HTML/XML tags and decode entities ("&lt;" → "<"); MathML keeps its text."""
-    if "<" not in text and "&" not in text:
-        return text
     return html.unescape(_TAG.sub(" ", text))
 
 
@@ -79,96 +46,29 @@ def remove_figure_label(caption: str) -> str:
     return caption[idx.end:] if idx else caption
 
 
-def _replace_numbers(text: str) -> str:
-    """``_NUMBER.sub("\\x01", text)``, found with _ZERO_NUMBER where that is exact."""
-    raw = _encode(text)
-    if not text.isascii() and _DIGIT.search(_decode(raw.translate(None, _ASCII_BYTES))):
-        return _NUMBER.sub("\x01", text)  # a non-ASCII decimal digit
-    return _decode(b"\x01".join(_number_gaps(raw, raw.translate(_ZEROED))))
-
-
-def _encode(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")  # lone surrogates too: the bytes passes read every text
-
-
-def _decode(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogatepass")  # the inverse of _encode
-
-
-def _number_gaps(raw: bytes, zeroed: bytes) -> list[bytes]:
-    """The pieces of ``raw`` (UTF-8 without non-ASCII decimal digits) around the numbers _NUMBER finds;
-    ``zeroed`` is ``raw.translate(_ZEROED)``."""
-    gaps, c = [], 0
-    for m in _ZERO_NUMBER.finditer(zeroed):
-        a, b = m.span()
-        gaps.append(raw[c:a])
-        c = b
-    gaps.append(raw[c:])
-    return gaps
-
-
-def _lower_numbers_finish(text: str) -> str:
-    """``_finish(_replace_numbers(text.lower()))`` in one pass over the UTF-8 bytes.
-
-    Of a text that is not ASCII, only the non-ASCII characters, sentinels and whitespace other than " "
-    (``unusual``) are looked at as a str. When lower-casing changes none of the non-ASCII characters,
-    ``bytes.lower`` (ASCII letters only) gives ``str.lower``'s result: ``str.lower`` maps each character on
-    its own but for final sigma, and "Σ" always changes. An ASCII text has nothing to lower but ASCII
-    letters and no non-ASCII digit; its other whitespace shows as "\\x00" in ``zeroed``, and its sentinels are
-    looked for in the text itself (a quick memchr). Numbers and sentinels become placeholders on the bytes:
-    replacing a non-space by non-spaces commutes with the whitespace collapse, which is skipped when the
-    text has no double, leading or trailing " " and no other whitespace (lower-casing and numbers never add
-    or remove any).
-    """
-    raw = _encode(text)
-    ascii_text = text.isascii()
-    unusual = text
-    if not ascii_text:
-        unusual = _decode(raw.translate(None, _ORDINARY_ASCII))
-        if unusual.lower() != unusual:
-            raw = _encode(text.lower())
-            unusual = _decode(raw.translate(None, _ORDINARY_ASCII))
-        if _DIGIT.search(unusual):
-            return _finish(_replace_numbers(text.lower()))  # a non-ASCII decimal digit: the str pattern
-    raw = raw.lower()
-    zeroed = raw.translate(_ZEROED)
-    out = b"[NUM]".join(_number_gaps(raw, zeroed))
-    for k, k_byte, placeholder in _SENTINEL_BYTES:
-        if k in unusual:
-            out = out.replace(k_byte, placeholder)
-    other_space = b"\x00" in zeroed if ascii_text else _SPACE.search(unusual) is not None
-    if other_space or raw[:1] == b" " or raw[-1:] == b" " or b"  " in raw:
-        return " ".join(_decode(out).split())
-    return _decode(out)
+def _scicap(text: str) -> str:
+    """SciCap's rule: lower case, numbers → [NUM]; then whitespace collapsed and the placeholders written."""
+    text = " ".join(_NUMBER.sub("\x01", text.lower()).split())
+    for sentinel, placeholder in _SENTINELS.items():
+        text = text.replace(sentinel, placeholder)
+    return text
 
 
 def _replace_equations(text: str) -> str:
-    if "<" in text:
-        text = _MATHML.sub(" \x02 ", text)
-    if "$" in text or "\\" in text:
-        text = _TEX.sub("\x02", text)
-    # Look for inline relations only around their operators ("r2=0.72", "P < 0.01").
-    if not ("=" in text or "<" in text or ">" in text
-            or (not text.isascii() and any(ch in text for ch in _RELATIONAL_CHARS[3:]))):
-        return text  # most captions have none: decided without a regex scan
+    """MathML, TeX and inline relations ("r2=0.72", "P < 0.01") → the equation placeholder."""
+    text = _TEX.sub("\x02", _MATHML.sub(" \x02 ", text))
     spans: list[tuple[int, int]] = []
-    for i in _operator_positions(text):
+    for op in _RELATIONAL.finditer(text):
+        i = op.start()
         if spans and i < spans[-1][1]:
-            continue
-        # The first relation of the window around the operator (in the order finditer gives them) that ends
-        # after it; it holds the operator unless it starts after it.
-        # The scan may start after the window's last run of three letters before the operator: no relation
-        # covers the run, so a scan from the window's start finds relations that end before it, then the
-        # same ones as a scan from its end.
-        lo, hi = max(0, i - 24), min(len(text), i + 40)
-        barrier = _LAST_LETTER_RUN.match(text, lo, i)
-        m = _RELATION.search(text, barrier.end() if barrier else lo, hi)
-        while m is not None and m.end() <= i:
-            m = _RELATION.search(text, m.end(), hi)
-        if m is not None and m.start() <= i and (not spans or m.start() >= spans[-1][1]):
-            spans.append(m.span())
-    if not spans:
-        return text
+            continue  # inside the relation just found
+        # The first relation of a window around the operator that ends after it holds the operator, unless
+        # it starts after it.
+        for m in _RELATION.finditer(text, max(0, i - 24), min(len(text), i + 40)):
+            if m.end() > i:
+                if m.start() <= i and (not spans or m.start() >= spans[-1][1]):
+                    spans.append(m.span())
+                break
     out, c = [], 0
     for a, b in spans:
         out.append(text[c:a])
@@ -178,68 +78,32 @@ def _replace_equations(text: str) -> str:
     return "".join(out)
 
 
-def _operator_positions(text: str) -> list[int]:
-    """Offsets of the relational characters in ``text``, in order, found with ``str.find`` (a regex scan for
-    a character class tests every character; few captions hold more than a handful of operators)."""
-    out: list[int] = []
-    for ch in _RELATIONAL_CHARS if not text.isascii() else _RELATIONAL_CHARS[:3]:
-        k = text.find(ch)
-        while k != -1:
-            out.append(k)
-            k = text.find(ch, k + 1)
-    out.sort()
-    return out
-
-
 def _replace_brackets(text: str) -> str:
     """Outermost balanced (), [] and {} spans → one placeholder each; unbalanced ones are left as they are.
 
     Innermost spans are replaced first, pass after pass, so a span holding only placeholders is replaced
-    next; a pass costs one C-level substitution, and captions rarely nest more than twice.
+    next (captions rarely nest more than twice).
     """
-    if "(" not in text and "[" not in text and "{" not in text:
-        return text
-    innermost = _INNERMOST_PAREN if "[" not in text and "{" not in text else _INNERMOST
     while True:
-        new, n = innermost.subn("\x03", text)
+        new, n = _INNERMOST.subn("\x03", text)
         if n == 0 or not (")" in new or "]" in new or "}" in new):
             return new  # nothing replaced, or no closing bracket left for another pass to pair
         text = new
 
 
-def _collapse_spaces(text: str) -> str:
-    """``" ".join(text.split())``, skipping the split when the text has only single inner spaces."""
-    others = _ASCII_OTHER_SPACES if text.isascii() else _OTHER_SPACES
-    if "  " in text or text[:1] == " " or text[-1:] == " " or any(c in text for c in others):
-        return " ".join(text.split())
-    return text
-
-
-def _single_spaced(text: str) -> bool:
-    """True when ``text`` certainly has no whitespace to collapse: printable (so no whitespace but " "),
-    without double, leading or trailing spaces. Replacing numbers, brackets or case keeps this true."""
-    return text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
-
-
-def _finish(text: str, spaced: bool = False) -> str:
-    """Whitespace collapsed (skipped when the caller knows the text is ``spaced``), placeholders written."""
-    if not spaced:
-        text = _collapse_spaces(text)
-    for k, v in _SENTINELS.items():
-        if k in text:
-            text = text.replace(k, v)
-    return text
-
-
 def normalize_basic(caption: str) -> str:
     """SciCap basic normalization: lower case, figure label removed, numbers → [NUM]."""
-    return _lower_numbers_finish(strip_markup(remove_figure_label(caption)))
+    return _scicap(strip_markup(remove_figure_label(caption)))
 
 
 def normalize_advanced(caption: str) -> str:
     """Basic normalization plus equations → [EQUATION] and bracketed spans → [BRACKET]."""
-    text = strip_markup(_replace_equations(remove_figure_label(caption)))
-    return _lower_numbers_finish(_replace_brackets(text))
+    return _advanced(remove_figure_label(caption))
+
+
+def _advanced(body: str) -> str:
+    """``normalize_advanced`` of a caption whose figure label is removed."""
+    return _scicap(_replace_brackets(strip_markup(_replace_equations(body))))
 
 
 def caption_tokens(text: str) -> list[str]:
@@ -248,26 +112,8 @@ def caption_tokens(text: str) -> list[str]:
 
 
 def token_count(text: str) -> int:
-    """``len(caption_tokens(text))``, counted without building the tokens.
-
-    Every character is classed, one byte each, as word (``\\w``: "w"), joiner ("-", "'", U+2019: "-") or
-    other (" "). A token is a run of word characters chained by single joiners, so it starts at each "w"
-    that opens the text or follows " ", " -", "--" or an opening "-": a "w" after "w-" continues a token.
-    A placeholder ("[NUM]") is one run between other characters.
-    """
-    if not text.isascii():
-        # The non-ASCII characters alone (ASCII bytes never occur inside a multi-byte UTF-8 sequence): each
-        # word character among them is written "a" and U+2019 "'"; every other one encodes as "?" (other).
-        rest = _decode(_encode(text).translate(None, _ASCII_BYTES))
-        for ch in set(_NON_ASCII_WORD.findall(rest)):
-            text = text.replace(ch, "a")
-        if "\u2019" in rest:
-            text = text.replace("\u2019", "'")
-        classes = text.encode("ascii", "replace").translate(_CHAR_CLASS)
-    else:
-        classes = text.encode("ascii").translate(_CHAR_CLASS)
-    return (classes.count(b" w") + classes.count(b" -w") + classes.count(b"--w")
-            + classes.startswith(b"w") + classes.startswith(b"-w"))
+    """``len(caption_tokens(text))``."""
+    return len(_TOKEN.findall(text))
 
 
 def first_sentence(caption: str) -> str:
@@ -310,29 +156,14 @@ def select_caption(caption: str, policy: str = "first_sentence", limit: int = 10
 
 
 def normalized_caption(caption: str) -> NormalizedCaption:
-    """All normalization fields of one caption, as stored on :class:`figlink.model.Figure` (the same
-    values as the functions above, sharing their steps).
-
-    Lower-casing and number replacement are done once for the basic and the advanced text: replacing
-    bracketed spans commutes with both (it looks only at bracket characters, which lower-casing never makes
-    or removes, and a number never runs across a bracket nor reads a neighbour that is a bracket or a
-    placeholder differently), so when no equation is found the advanced text is the basic one's numbered
-    text with its brackets replaced.
-    """
-    raw = remove_figure_label(caption)
-    plain = strip_markup(raw)
+    """All normalization fields of one caption, as stored on :class:`figlink.model.Figure` (the values of
+    the functions above)."""
+    body = remove_figure_label(caption)
+    plain = strip_markup(body)
     spans = sentence_spans(plain)
-    spaced = _single_spaced(plain)  # true for the lower-cased and numbered text as well
-    numbered = _replace_numbers(plain.lower())
-    basic = _finish(numbered, spaced)
-    with_equations = _replace_equations(raw)
-    if with_equations == raw:
-        advanced = _finish(_replace_brackets(numbered), spaced)
-    else:  # normalize_advanced's steps after its equation step
-        text = strip_markup(with_equations)
-        advanced = _lower_numbers_finish(_replace_brackets(text))
+    basic = _scicap(plain)
     first = plain[spans[0][0]:spans[0][1]] if spans else ""
-    return NormalizedCaption(basic=basic, advanced=advanced, first_sentence=_lower_numbers_finish(first),
+    return NormalizedCaption(basic=basic, advanced=_advanced(body), first_sentence=_scicap(first),
                              n_sentences=len(spans), n_tokens=token_count(basic))
 
 

@@ -82,6 +82,12 @@ def _strip(text: str, s: int, e: int) -> tuple[int, int]:
     return s, e
 
 
+def _cuts(text: str, protect: Sequence[tuple[int, int]], breaks: Sequence[int]) -> list[int]:
+    """Where sentences start: the boundaries outside ``protect`` spans, and the ``breaks``."""
+    cuts = [b for b in boundaries(text) if not any(s < b < e for s, e in protect)]
+    return sorted(set(cuts).union(b for b in breaks if 0 < b < len(text)))
+
+
 def sentence_spans(text: str, protect: Sequence[tuple[int, int]] = (),
                    breaks: Sequence[int] = ()) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence, stripped of surrounding white space.
@@ -91,12 +97,7 @@ def sentence_spans(text: str, protect: Sequence[tuple[int, int]] = (),
     """
     spans: list[tuple[int, int]] = []
     start = 0
-    cuts = boundaries(text)
-    if protect:
-        cuts = [b for b in cuts if not any(s < b < e for s, e in protect)]
-    if breaks:
-        cuts = sorted(set(cuts).union(b for b in breaks if 0 < b < len(text)))
-    for b in cuts + [len(text)]:
+    for b in _cuts(text, protect, breaks) + [len(text)]:
         s, e = _strip(text, start, b)
         if e > s:
             spans.append((s, e))
@@ -105,44 +106,17 @@ def sentence_spans(text: str, protect: Sequence[tuple[int, int]] = (),
 
 
 class SentenceFinder:
-    """The sentence around a position, deciding only the boundaries next to it.
-
-    Gives the same sentences as :func:`sentence_spans`, but in a long paragraph with a few citations
-    only the candidate boundaries around those citations are examined.
-    """
+    """The sentence around a position: the sentences of :func:`sentence_spans`, found by offset."""
 
     def __init__(self, text: str, protect: Sequence[tuple[int, int]] = (), breaks: Sequence[int] = ()) -> None:
         self.text = text
-        self.protect = protect
-        self.breaks = sorted(breaks)  # offsets where the markup starts a new sentence (list items)
-        self._matches = list(_CANDIDATE.finditer(text))
-        self._cuts = [m.end() for m in self._matches]
-        self._ok: dict[int, bool] = {}
-
-    def _is_cut(self, i: int) -> bool:
-        ok = self._ok.get(i)
-        if ok is None:
-            b = self._cuts[i]
-            ok = _ends_sentence(self.text, self._matches[i]) and not any(s < b < e for s, e in self.protect)
-            self._ok[i] = ok
-        return ok
+        self._cuts = _cuts(text, protect, breaks)
 
     def around(self, pos: int) -> tuple[int, int]:
         """``(start, end)`` of the sentence holding offset ``pos``, stripped of white space."""
         j = bisect_right(self._cuts, pos)
-        i = j - 1
-        while i >= 0 and not self._is_cut(i):
-            i -= 1
-        while j < len(self._cuts) and not self._is_cut(j):
-            j += 1
-        start = self._cuts[i] if i >= 0 else 0
+        start = self._cuts[j - 1] if j else 0
         end = self._cuts[j] if j < len(self._cuts) else len(self.text)
-        if self.breaks:
-            k = bisect_right(self.breaks, pos)
-            if k:
-                start = max(start, self.breaks[k - 1])
-            if k < len(self.breaks):
-                end = min(end, self.breaks[k])
         return _strip(self.text, start, end)
 
 

@@ -12,18 +12,19 @@ classified by how it is used:
 
 from __future__ import annotations
 
-import functools
 import operator
 import re
 from dataclasses import dataclass
 
-_VERT = r"(?:top|bottom|upper|lower|middle|cent(?:er|re))"
-_HORZ = r"(?:left|right|middle|cent(?:er|re))(?:[- ]hand)?(?:most)?"
+from figlink.text import grammar as g
+
+_VERT = g.words_pattern(g.VERTICAL_WORDS)
+_HORZ = rf"{g.words_pattern(g.HORIZONTAL_WORDS)}(?:[- ]hand)?(?:most)?"
 _NOUN = (r"(?:panels?|images?|graphs?|plots?|pictures?|micrographs?|photo(?:graph)?s?|sections?|parts?|"
          r"halves|half|sides?|corners?|rows?|columns?|insets?|boxes|box|blots?|charts?|maps?)")
-_ORD = r"(?:first|second|third|fourth|fifth|sixth|last|1st|2nd|3rd|4th|5th|6th|top|bottom|middle|upper|lower)"
-_PLACE = (rf"(?:(?:far[- ])?{_VERT}(?:[- ]?{_HORZ})?|(?:far[- ])?{_HORZ}|{_ORD}\s+(?:rows?|columns?|lines?)|"
-          rf"(?:rows?|columns?)\s+\d|insets?)")
+_ORD = g.words_pattern(tuple(g.ORDINALS) + ("top", "bottom", "middle", "upper", "lower"))
+_PLACE = (rf"(?:(?:far[- ])?{_VERT}(?:[- ]?{_HORZ})?|(?:far[- ])?{_HORZ}|{_ORD}\s+{g.words_pattern(tuple(g.AXIS_WORDS))}|"
+          rf"(?:rows?|columns?)\s+\d|{g.words_pattern(g.INSET_WORDS)})")
 _PHRASE = rf"(?P<place>{_PLACE})(?:\s+(?P<noun>{_NOUN}))?(?:\s+of\s+(?:the\s+)?(?:picture|figure|image|panel))?"
 _VERB = (r"(?:shows?|depicts?|displays?|represents?|illustrates?|indicates?|contains?|presents?|"
          r"demonstrates?|is|are|was|were|corresponds?)")
@@ -32,25 +33,21 @@ _PAREN = re.compile(rf"\(\s*(?:the\s+)?{_PHRASE}\s*(?P<note>[,;:*]\s*[^()]{{0,60
 _OPEN = re.compile(rf"(?<![\w-])(?P<at>(?:in|on|at)\s+)?(?:the\s+)?{_PHRASE}\s*(?:(?P<colon>[:,])|(?=\s+{_VERB}\b))", re.I)
 _REF = re.compile(rf"(?<![\w-]){_PHRASE}", re.I)
 _LEAD = re.compile(r"(?:\b(?:in|on|at)\s+)?(?:\bthe\s+)?$", re.I)
-_LEAD_WORDS = ("in", "on", "at", "the")
-# Place words (the first letters of _PLACE): "inset", "row" and "column" may take a plural "s"; "cent" is
-# found once for "center" and "centre".
-_PLACE_WORDS = ("top", "bottom", "upper", "lower", "middle", "cent", "left", "right", "far", "inset", "row",
-                "column")
-_PLURAL_WORDS = frozenset(("inset", "row", "column"))
-_CENT_ENDS = ("er", "re")
+# The words a place starts with (the first words of _PLACE), as words of their own, read on the lower-cased
+# text: the plain form of _place_hits.
+_PLACE_WORDS = tuple(dict.fromkeys(g.VERTICAL_WORDS + g.HORIZONTAL_WORDS + ("far", "row", "rows", "column", "columns")
+                                   + g.INSET_WORDS))
+PLACE_WORD_PLAIN = re.compile(rf"(?<![\w-]){g.words_pattern(_PLACE_WORDS)}(?![a-z])")
+# _place_hits looks for them with str.find, a plural through its singular (kept: 1.21x on find_positions;
+# the tests compare it with PLACE_WORD_PLAIN).
+_PLURALS = frozenset(w[:-1] for w in _PLACE_WORDS if w.endswith("s") and w[:-1] in _PLACE_WORDS)
+_FIND_WORDS = tuple(w for w in _PLACE_WORDS if w[:-1] not in _PLURALS)
 _ASCII_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 _CLAUSE_LEAD = re.compile(r"(?:^|[.;:!?]\s*|,\s*(?:and|while|whereas)?\s*|\b(?:and|while|whereas)\s+)$", re.I)
 
-# The last non-space character of every _CLAUSE_LEAD match but "^" (which leaves only spaces): a mark, a comma,
-# or the end of "and", "while", "whereas" in any case (re.I folds only "\u017f" onto one of these letters).
-_CLAUSE_END_CHARS = frozenset(".;:!?,dDeEsS\u017f")
 _SENTENCE_LEAD = re.compile(r"(?:^|[.;:!?]\s*)$")
-_WORDS = {"upper": "top", "lower": "bottom", "center": "middle", "centre": "middle", "leftmost": "left",
-          "rightmost": "right"}
 _BY_START = operator.attrgetter("start")
-_ORDINALS = {"first": "1", "1st": "1", "second": "2", "2nd": "2", "third": "3", "3rd": "3", "fourth": "4",
-             "4th": "4", "fifth": "5", "5th": "5", "sixth": "6", "6th": "6", "last": "last"}
+_POSITIONS = frozenset(g.PLACE_WORDS.values())
 
 
 @dataclass(slots=True)
@@ -60,30 +57,26 @@ class PositionToken:
     start: int
     end: int
     position: str
-    role: str
+    role: g.LabelRole
     noun: str = ""  # the word after the place ("panel", "row", "part"), lower case
 
 
-@functools.lru_cache(maxsize=1024)
 def normalize_position(phrase: str) -> str:
-    """``"upper left panel"`` → ``"top-left"``; ``"second row"`` → ``"row 2"``; ``"insets"`` → ``"inset"``.
-
-    Cached: a pure function of a short phrase, and the same few phrases recur in every caption."""
+    """``"upper left panel"`` → ``"top-left"``; ``"second row"`` → ``"row 2"``; ``"insets"`` → ``"inset"``."""
     words = re.findall(r"[a-z0-9]+", phrase.lower().replace("-hand", "").replace("far", ""))
-    words = [_WORDS.get(w, w.removesuffix("most")) for w in words]
-    for axis in ("row", "rows", "column", "columns", "line", "lines"):
+    words = [g.PLACE_WORDS.get(w, w) for w in (w.removesuffix("most") for w in words)]
+    for axis, name in g.AXIS_WORDS.items():
         if axis in words:
             i = words.index(axis)
-            name = "row" if axis.startswith(("row", "line")) else "column"
             other = words[i + 1] if i + 1 < len(words) and words[i + 1].isdigit() else (words[i - 1] if i else "")
             if other in ("top", "left"):
                 other = "1"
             elif other in ("bottom", "right"):
                 other = "last"
-            return f"{name} {_ORDINALS.get(other, other)}".strip()
+            return f"{name} {g.ORDINALS.get(other, other)}".strip()
     if any(w.startswith("inset") for w in words):
         return "inset"
-    parts = [w for w in words if w in ("top", "bottom", "middle", "left", "right")]
+    parts = [w for w in words if w in _POSITIONS]
     seen: list[str] = []
     for w in parts:
         if w not in seen:
@@ -94,49 +87,22 @@ def normalize_position(phrase: str) -> str:
 def _at_clause_start(text: str, i: int, floor: int) -> bool:
     """Whether offset ``i`` opens a clause: after a sentence mark, a comma or "and"/"while"/"whereas"
     (looking back at most 12 characters, not before ``floor``)."""
-    head = text[max(floor, i - 12):i]
-    last = head.rstrip()
-    if last and last[-1] not in _CLAUSE_END_CHARS:
-        return False  # the cheap proof that _CLAUSE_LEAD does not match (see _CLAUSE_END_CHARS)
-    return bool(_CLAUSE_LEAD.search(head))
+    return _CLAUSE_LEAD.search(text[max(floor, i - 12):i]) is not None
 
 
-def _lead_start(text: str, lo: int, k: int) -> int:
-    """``_LEAD.search(text, lo, k).start()`` where ``text[k - 1]`` is a space.
-
-    A match that is not empty ends with "in", "on", "at" or "the" and spaces; without one the first match is
-    the empty one, just before a last "\n" or at ``k``. The test on the last word is exact for ASCII text,
-    where re.I folds only ASCII letters; other text is left to the regex.
-    """
-    word = text[lo:k].rstrip()[-3:]
-    if word.isascii() and not word.lower().endswith(_LEAD_WORDS):
-        return k - 1 if text[k - 1] == "\n" else k
-    lead = _LEAD.search(text, lo, k)
-    return lead.start() if lead else k
-
-
-def _place_hits(text: str, start: int, stop: int, low: str | None = None) -> list[int]:
-    """Where a place word starts as a word of its own, on the lower-cased text, in order.
-
-    One ``str.find`` loop per word is cheaper here than a regex: the words' first letters are common, so
-    a regex would try its alternation at about a third of all positions. ``low`` is ``text.lower()``
-    when the caller has it.
-    """
-    if low is None:
-        low = text.lower()
+def _place_hits(text: str, start: int, stop: int) -> list[int]:
+    """Where a place word starts as a word of its own, on the lower-cased text, in order (as
+    ``PLACE_WORD_PLAIN.finditer(text.lower(), start, stop)`` finds them: one ``str.find`` loop per word is
+    cheaper, as the words' first letters are common)."""
+    low = text.lower()
     hits: list[int] = []
     find = low.find
-    for word in _PLACE_WORDS:
+    for word in _FIND_WORDS:
         k = find(word, start, stop)
         while k != -1:
             e = k + len(word)
-            if word in _PLURAL_WORDS and e < stop and low[e] == "s":
+            if word in _PLURALS and e < stop and low[e] == "s":
                 e += 1
-            elif word == "cent":
-                if not low.startswith(_CENT_ENDS, e, stop):
-                    k = find(word, k + 1, stop)
-                    continue
-                e += 2
             if (e == stop or low[e] not in _ASCII_LOWER) \
                     and (k == 0 or not (low[k - 1].isalnum() or low[k - 1] in "_-")):
                 hits.append(k)
@@ -145,17 +111,12 @@ def _place_hits(text: str, start: int, stop: int, low: str | None = None) -> lis
     return hits
 
 
-def find_positions(text: str, start: int = 0, end: int | None = None, refs: bool = True,
-                   low: str | None = None) -> list[PositionToken]:
-    """Spatial references in ``text[start:end]`` with their role, in order.
-
-    ``refs=False`` skips the last pass, which finds only references ("in the upper left panel"): the
-    ``open`` and ``trail`` tokens are the same, as that pass runs after theirs. ``low`` is
-    ``text.lower()`` when the caller has it."""
-    stop = len(text) if end is None else end
+def find_positions(text: str, start: int = 0) -> list[PositionToken]:
+    """Spatial references in ``text[start:]`` with their role, in order."""
+    stop = len(text)
     out: list[PositionToken] = []
     taken: list[tuple[int, int]] = []
-    hits = _place_hits(text, start, stop, low)
+    hits = _place_hits(text, start, stop)
     if not hits:
         return out
 
@@ -172,16 +133,13 @@ def find_positions(text: str, start: int = 0, end: int | None = None, refs: bool
         nxt = text[m.end():m.end() + 2].strip()[:1]
         opens = _at_clause_start(text, m.start(), start) and nxt != "" and nxt not in ".,;:)"
         if pos:
-            role = "ref" if several else ("open" if opens else "trail")
+            role: g.LabelRole = "ref" if several else ("open" if opens else "trail")
             out.append(PositionToken(m.start(), m.end(), pos, role, (m.group("noun") or "").lower()))
             taken.append((m.start(), m.end()))
     for k in hits:
-        lo = max(start, k - 12)
-        at = k  # where _LEAD matches first: at k unless a space ends the text before it (every longer
-        # match ends with one, and an empty one sits before k only when "\n" does)
-        if k > lo and text[k - 1].isspace():
-            at = _lead_start(text, lo, k)
-        # The match would start at ``at``: the clause test first, as it needs no match and fails most often.
+        lead = _LEAD.search(text, max(start, k - 12), k)  # "in the", "at" before the place word (may be empty)
+        assert lead is not None
+        at = lead.start()
         if not _at_clause_start(text, at, start):
             continue
         m = _OPEN.match(text, at, stop)
@@ -199,7 +157,7 @@ def find_positions(text: str, start: int = 0, end: int | None = None, refs: bool
         if pos:
             out.append(PositionToken(m.start(), m.end(), pos, "open", (noun or "").lower()))
             taken.append((m.start(), m.end()))
-    for k in hits if refs else ():
+    for k in hits:
         m = _REF.match(text, k, stop)
         if m is None or not free(m) or not m.group("noun"):
             continue

@@ -15,25 +15,21 @@ A *subcaption* is the text that describes some panels but not all of them; text 
 
 from __future__ import annotations
 
-import bisect
-import functools
-import operator
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from figlink.model import CaptionSplit, Subcaption
+from figlink.text import grammar as g
 from figlink.text.label_roles import Tok, assign_roles, find_label_tokens, next_char
 from figlink.text.labels import label_order, sort_labels
 from figlink.text.mentions import leading_figure_index
 from figlink.text.caption_sentences import sentence_spans
 from figlink.text.spatial import PositionToken, find_positions
 
-_DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
 _CLAUSE_BREAK = re.compile(r"[,;]\s+|\b(?:whereas|while)\s+")
-_LEAD_CHARS = frozenset(_DASH + " \t\n\r\u00a0,;:.)]")
+_LEAD_CHARS = frozenset(g.DASHES + " \t\n\r\u00a0,;:.)]")
 _TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
-_TAIL_STOP = _TAIL_CHARS | frozenset("dDrR")  # a last character that _clean may cut or look at
 
 # A sentence that reads like a note about the whole figure.
 _GENERIC_START = re.compile(
@@ -52,14 +48,11 @@ _GENERIC_ANY = re.compile(
 )
 _WORD_CHAR = re.compile(r"\w")
 _LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
-_FIRST = operator.itemgetter(0)
-_NO_TOKENS: list[Tok] = []  # (never changed)
 
 
 # A piece of the caption is a plain tuple ``(start, end, labels)`` (labels ``()`` = shared): a caption cuts a
 # dozen of them and each is read once. Positional pieces carry more and stay objects (few captions have any).
 _Span = tuple[int, int, tuple[str, ...]]
-_NEVER = 1 << 62  # past every token start
 
 
 @dataclass(slots=True)
@@ -72,109 +65,54 @@ class _Piece:
     hole_end: int | None = None  # where a closing cue ends ("… (top panel)"), cut from shared text
 
 
+@dataclass
 class _Ctx:
     """One caption being split: its sentences, label tokens, and the pieces cut so far."""
 
-    __slots__ = ("text", "sents", "tokens", "pieces", "_sent_starts")
-
-    def __init__(self, text: str, sents: list[tuple[int, int]], tokens: list[Tok]) -> None:
-        self.text = text
-        self.sents = sents
-        self.tokens = tokens
-        self.pieces: list[_Span] = []
-        self._sent_starts: list[int] | None = None
-
-    @property
-    def sent_starts(self) -> list[int]:
-        """Where the sentences start (made when first asked: only positional cues need it)."""
-        if self._sent_starts is None:
-            self._sent_starts = [s for s, _ in self.sents]
-        return self._sent_starts
+    text: str
+    sents: list[tuple[int, int]]
+    tokens: list[Tok]
+    pieces: list[_Span] = field(default_factory=list)
 
     def sentence_at(self, i: int) -> tuple[int, int] | None:
         """The sentence containing offset ``i``."""
-        k = bisect.bisect_right(self.sent_starts, i) - 1
-        if k >= 0 and self.sents[k][0] <= i < self.sents[k][1]:
-            return self.sents[k]
-        return None
+        return next(((s, e) for s, e in self.sents if s <= i < e), None)
 
 
 def _is_generic(sentence: str) -> bool:
-    if _GENERIC_START.match(sentence) or (_may_say_all(sentence) and _GENERIC_ANY.search(sentence)):
-        return True
-    if "," not in sentence and ":" not in sentence and "=" not in sentence:
-        return False  # a legend item needs one of them
-    if ";" not in sentence and "." not in sentence[:-1]:
-        return False  # only the item at "^" can match: every other one follows a ";" or "." with text after it
-    return len(_LEGEND_ITEM.findall(sentence)) >= 2
-
-
-def _may_say_all(sentence: str) -> bool:
-    """Whether ``_GENERIC_ANY`` can match: every match holds one of these words (their letters have no
-    case-insensitive look-alikes outside ASCII, so the lower-cased test is exact)."""
-    low = sentence.lower()
-    return "all" in low or "both" in low or "each" in low or "every" in low
+    """A note about the whole figure: "Scale bars, 50 µm.", "Data are mean ± SD.", an abbreviation legend."""
+    return bool(_GENERIC_START.match(sentence) or _GENERIC_ANY.search(sentence)
+                or len(_LEGEND_ITEM.findall(sentence)) >= 2)
 
 
 def _segment(ctx: _Ctx) -> None:
     """Cut the caption into pieces, sentence by sentence (see the module docstring, step 3)."""
-    text = ctx.text
-    tokens = ctx.tokens
-    pieces = ctx.pieces
-    add = pieces.append
+    text, add = ctx.text, ctx.pieces.append
     group: tuple[str, ...] = ()  # labels that unlabeled text continues to describe
     opener_group: tuple[str, ...] = ()  # the last opener that was not a sub-label of the one before
-    # Sentences without anchors, after the last anchor, as pieces of the group they continue; and the
-    # (reference) tokens of those that hold any, by start.
-    free: list[_Span] = []
-    free_refs: dict[int, list[Tok]] = {}
-    last_anchor_sentence: list[Tok] = _NO_TOKENS
-    # The tokens come in order of start, as the sentences do: one index walks them along, and the tokens
-    # of a sentence are those from where it stands to the first one at or after the sentence's end.
-    n = len(tokens)
-    i = 0
-    nxt = tokens[0].start if n else _NEVER
-    for s, e in ctx.sents:  # (all in the body: split_caption finds the sentences from its start)
-        while nxt < s:  # a token before the sentence (before the body, or in a gap) belongs to none
-            i += 1
-            nxt = tokens[i].start if i < n else _NEVER
-        if nxt >= e:  # most sentences name no panel
-            free.append((s, e, group))
-            continue
-        lo = i
-        while nxt < e:
-            i += 1
-            nxt = tokens[i].start if i < n else _NEVER
-        toks = tokens[lo:i]
-        anchors = [t for t in toks if t.role == "open" or t.role == "trail"]
+    free: list[tuple[int, int, list[Tok]]] = []  # sentences without anchors since the last anchored one
+    last_anchors: list[Tok] = []
+    for s, e in ctx.sents:
+        toks = [t for t in ctx.tokens if s <= t.start < e]
+        anchors = [t for t in toks if t.role in ("open", "trail")]
         if not anchors:
             refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
             if refs and not group:
                 add((s, e, refs))
-                continue
-            free.append((s, e, group))
-            free_refs[s] = toks
+            else:
+                free.append((s, e, toks))
             continue
-        pieces += free
-        free = []  # (free_refs keeps its entries: they are looked up by start, and starts differ)
+        for fs, fe, _ in free:
+            add((fs, fe, group))  # they continue the group (it changes only at a sentence with anchors)
+        free = []
         group, opener_group = _anchored(text, s, e, anchors, group, opener_group, add)
-        last_anchor_sentence = anchors
-    _tail(ctx, free, free_refs, group, _list_style(ctx, last_anchor_sentence))
+        last_anchors = anchors
+    _tail(ctx, free, group, _list_style(ctx, last_anchors))
 
 
 def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, ...],
               opener_group: tuple[str, ...], add: Callable[[_Span], None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Cut a sentence that holds anchors (openers, trailers); gives the group and opener group after it."""
-    t = anchors[0]
-    if t.start == s and len(anchors) == 1 and t.role == "open":
-        # The usual sentence, "(B) Text …": what the loop below does with one opener at its start (no text
-        # before it, no "(" before it to close).
-        labels = tuple(t.labels)
-        if t.end < e:
-            add((t.end, e, labels))
-        if t.at_start or not (opener_group and set(labels) < set(opener_group)):
-            return labels, labels
-        return opener_group, opener_group  # a sub-label describes its sentence only
     c = s
     last_labels = group
     sub_only = True  # every anchor of the sentence refines the enclosing group
@@ -275,45 +213,30 @@ def _list_style(ctx: _Ctx, anchors: list[Tok]) -> bool:
     return not openers[-1].at_start or max(gaps) < 80
 
 
-def _tail(ctx: _Ctx, free: list[_Span], free_refs: dict[int, list[Tok]], labels: tuple[str, ...],
-          list_style: bool) -> None:
-    """Sentences after the last labeled one: the last group's, a referenced panel's, or shared. (Each
-    free piece holds ``labels``: the group changes only at a sentence with anchors.)"""
+def _tail(ctx: _Ctx, free: list[tuple[int, int, list[Tok]]], labels: tuple[str, ...], list_style: bool) -> None:
+    """Sentences after the last labeled one (with their reference tokens): the last group's, a referenced
+    panel's, or shared."""
     shared = list_style or not labels
-    add = ctx.pieces.append
-    for piece in free:
-        s, e, _ = piece
-        if free_refs and s in free_refs:
-            named = {lab for t in free_refs[s] for lab in t.labels}
-            ref_labels = tuple(sorted(named, key=label_order)) if named - set(labels) else ()
-            if ref_labels:
-                add((s, e, ref_labels))
-                continue
+    for s, e, toks in free:
+        named = {lab for t in toks for lab in t.labels}
+        if named - set(labels):
+            ctx.pieces.append((s, e, tuple(sorted(named, key=label_order))))
+            continue
         if not shared and _is_generic(ctx.text[s:e]):
             shared = True
-        add((s, e, ()) if shared else piece)
-
-
-def _clean(text: str, a: int, b: int) -> tuple[int, int]:
-    """Trim a span: spaces and leading punctuation; trailing separators and a dangling "and"/"or"."""
-    if a < b and text[a] == " ":
-        a += 1
-    if a < b and text[a] not in _LEAD_CHARS and text[b - 1] not in _TAIL_STOP and text[b:b + 1] != ")":
-        return a, b  # the usual span: nothing to trim at either end, no bracket to keep
-    return _trim(text, a, b)
+        ctx.pieces.append((s, e, () if shared else labels))
 
 
 def _trim(text: str, a: int, b: int) -> tuple[int, int]:
-    """``_clean`` after its first space and its fast exit."""
+    """Trim a span: spaces and leading punctuation; trailing separators and a dangling "and"/"or"."""
     while a < b and text[a] in _LEAD_CHARS:
         a += 1
     while b > a:
-        last = text[b - 1]  # only "d"/"D" ("r"/"R") lower-case to a text ending in "d" ("r")
-        if last in _TAIL_CHARS:
+        if text[b - 1] in _TAIL_CHARS:
             b -= 1
-        elif last in "dD" and (text[b - 4:b].lower() == " and" or (b - a == 3 and text[a:b].lower() == "and")):
+        elif text[b - 4:b].lower() == " and" or (b - a == 3 and text[a:b].lower() == "and"):
             b -= 3
-        elif last in "rR" and (text[b - 3:b].lower() == " or" or (b - a == 2 and text[a:b].lower() == "or")):
+        elif text[b - 3:b].lower() == " or" or (b - a == 2 and text[a:b].lower() == "or"):
             b -= 2
         else:
             break
@@ -327,11 +250,8 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
     """Positional pieces for spatial references that open or close text inside a piece."""
     out: list[_Piece] = []
     cues = [t for t in positions if t.role in ("open", "trail")]
-    if not cues:  # most captions name no place
-        return out
-    cue_starts = [t.start for t in cues]
     for ps, pe, plabels in ctx.pieces:
-        inside = cues[bisect.bisect_left(cue_starts, ps):bisect.bisect_left(cue_starts, pe)]
+        inside = [t for t in cues if ps <= t.start < pe]
         for k, t in enumerate(inside):
             nxt = inside[k + 1].start if k + 1 < len(inside) else pe
             sent = ctx.sentence_at(t.start)
@@ -355,35 +275,24 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
 def _merge_pieces(text: str, pieces: list[_Span]) -> list[_Span]:
     """Join neighbouring pieces about the same labels (only spaces between them), in order of start."""
     out: list[_Span] = []
-    if not pieces:
-        return out
-    ordered = sorted(pieces, key=_FIRST)
-    start, end, labels = ordered[0]  # the piece being joined, kept in locals until the next one differs
-    for s, e, labs in ordered[1:]:
-        if labs == labels and (s <= end or not text[end:s].strip()):
-            if e > end:
-                end = e
-            continue
-        out.append((start, end, labels))
-        start, end, labels = s, e, labs
-    out.append((start, end, labels))
+    for s, e, labels in sorted(pieces, key=lambda p: p[0]):
+        if out and out[-1][2] == labels and (s <= out[-1][1] or not text[out[-1][1]:s].strip()):
+            out[-1] = (out[-1][0], max(out[-1][1], e), labels)
+        else:
+            out.append((s, e, labels))
     return out
 
 
 def _before_generic(ctx: _Ctx, a: int, b: int) -> int:
     """End of the text from ``a`` to ``b`` before its first figure-wide note (after its first sentence)."""
-    lo = bisect.bisect_left(ctx.sent_starts, a)
-    hi = bisect.bisect_left(ctx.sent_starts, b)
-    for s, e in ctx.sents[lo:hi]:
-        if s > a and _is_generic(ctx.text[s:e]):
+    for s, e in ctx.sents:
+        if a < s < b and _is_generic(ctx.text[s:e]):
             return s
     return b
 
 
 def _carve(pieces: list[_Span], holes: list[_Piece]) -> list[_Span]:
     """Remove positional spans from shared pieces (text about one place is not about all panels)."""
-    if not holes:  # nothing to cut: the pieces as the loop below would give them (empty shared ones dropped)
-        return [p for p in pieces if p[2] or p[0] < p[1]]
     out: list[_Span] = []
     for p in pieces:
         if p[2]:
@@ -404,69 +313,28 @@ def _carve(pieces: list[_Span], holes: list[_Piece]) -> list[_Span]:
 
 def _build(text: str, pieces: list[tuple]) -> CaptionSplit:
     """The split made of ``pieces`` in order of start: ``(start, end, labels)``, or for a positional
-    piece ``(start, end, labels, positions)``. Each is cleaned (``_clean``); one without a word character
-    is dropped."""
+    piece ``(start, end, labels, positions)``. Each is trimmed (``_trim``); one without a word character
+    is dropped. Pieces with the same labels and positions make one subcaption; subcaptions go in order of
+    their first span, then fewer positions first."""
     shared: list[str] = []
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[list[int]]] = {}
-    in_order = True  # the groups, as first seen, are already in subcaption order (see the sort below)
-    last_start = -1
     for p in pieces:
-        a = p[0]
-        b = p[1]
-        if a < b:
-            if text[a] == " ":
-                a += 1
-            # A piece that stops before a label ("… shown in (A)") ends in one space. _trim would take it
-            # first, so taking it here changes nothing but which path runs (where the piece is all
-            # spaces and separators, both ways give an empty span: dropped).
-            if b > a and text[b - 1] == " ":
-                b -= 1
-        if a < b and text[a] not in _LEAD_CHARS and text[b - 1] not in _TAIL_STOP and text[b:b + 1] != ")":
-            # _clean's usual span; a word character first is the usual proof that it holds one
-            if not text[a].isalnum() and text[a] != "_" and _WORD_CHAR.search(text, a, b) is None:
-                continue
-        else:
-            a, b = _trim(text, a, b)
-            if b <= a or _WORD_CHAR.search(text, a, b) is None:
-                continue
+        a, b = _trim(text, p[0], p[1])
+        if _WORD_CHAR.search(text, a, b) is None:
+            continue
         positions = p[3] if len(p) > 3 else ()
         if not p[2] and not positions:
             shared.append(text[a:b])
             continue
-        key = (_label_key(p[2]), positions)
-        spans = groups.get(key)
-        if spans is None:
-            groups[key] = [[a, b]]
-            if a < last_start or positions:
-                in_order = False
-            last_start = a
-        elif spans[-1][1] >= a:
-            if b > spans[-1][1]:
-                spans[-1][1] = b
+        spans = groups.setdefault((tuple(sort_labels(p[2])), positions), [])
+        if spans and spans[-1][1] >= a:
+            spans[-1][1] = max(spans[-1][1], b)
         else:
             spans.append([a, b])
-    subs = []
-    for (labels, positions), spans in groups.items():
-        if len(spans) == 1:
-            sub_text = text[spans[0][0]:spans[0][1]]
-        else:
-            sub_text = " ".join([text[a:b] for a, b in spans])
-        subs.append(Subcaption(list(labels), sub_text, spans, list(positions)))
-    if not in_order:
-        # Subcaptions go in order of first span, then fewer positions first. Without positions, groups
-        # first seen at non-decreasing starts are in that order already (a stable sort keeps them).
-        subs.sort(key=_sub_order)
+    subs = [Subcaption(list(labels), " ".join(text[a:b] for a, b in spans), spans, list(positions))
+            for (labels, positions), spans in groups.items()]
+    subs.sort(key=lambda sub: (sub.spans[0][0], len(sub.positions)))
     return CaptionSplit(" ".join(shared), subs)
-
-
-def _sub_order(sub: Subcaption) -> tuple[int, int]:
-    return sub.spans[0][0], len(sub.positions)
-
-
-@functools.lru_cache(maxsize=1024)
-def _label_key(labels: tuple[str, ...]) -> tuple[str, ...]:
-    """A piece's labels in panel order (few distinct label sets recur across captions)."""
-    return tuple(sort_labels(labels))
 
 
 def split_caption(caption: str) -> CaptionSplit:
@@ -480,32 +348,16 @@ def split_caption(caption: str) -> CaptionSplit:
     idx = leading_figure_index(text)
     body = idx.end if idx else 0
     sents = sentence_spans(text, body)
-    low = text.lower()  # one lower-casing for the label and place-word scans
-    tokens = find_label_tokens(text, body, sents, low)
-    positions = find_positions(text, body, refs=False, low=low)  # _positional uses openers and trailers only
-    if not tokens and not (positions and any(t.role in ("open", "trail") for t in positions)):
-        return _build(text, _shared_pieces(text, sents))
-    assign_roles(text, body, tokens, set(map(_FIRST, sents)))
+    tokens = find_label_tokens(text, body, sents)
+    positions = find_positions(text, body)
+    assign_roles(text, body, tokens, {s for s, _ in sents})
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx)
-    pieces = ctx.pieces = _merge_pieces(text, ctx.pieces)
+    ctx.pieces = _merge_pieces(text, ctx.pieces)
     extra = _positional(ctx, positions)
-    if not extra:
-        # _carve without holes only drops empty shared pieces, which _build drops too (_clean keeps a span
-        # empty); the merged pieces are in order of start.
-        return _build(text, pieces)
-    both: list[tuple] = _carve(pieces, extra)
-    both += [(p.start, p.end, p.labels, p.positions) for p in extra]
-    both.sort(key=_FIRST)  # stable: as the carved pieces, then the positional ones, were sorted by start
-    return _build(text, both)
-
-
-def _shared_pieces(text: str, sents: list[tuple[int, int]]) -> list[_Span]:
-    """The pieces of a caption that names no panel and no place: every sentence is shared (what
-    ``_segment`` and ``_tail`` give when no sentence holds a label token), joined as ``_merge_pieces``
-    joins them: into one, as only whitespace stands between two sentences (``sentence_spans`` trims
-    nothing else)."""
-    return [(sents[0][0], sents[-1][1], ())] if sents else []
+    pieces: list[tuple] = _carve(ctx.pieces, extra) + [(p.start, p.end, p.labels, p.positions) for p in extra]
+    pieces.sort(key=lambda p: p[0])  # (stable: carved pieces before positional ones at the same start)
+    return _build(text, pieces)
 
 
 def label_spans(split: CaptionSplit, label: str) -> list[list[int]]:

@@ -100,7 +100,7 @@ def preprocess(im: Image.Image) -> torch.Tensor:
     side = max(im.size)
     canvas = Image.new("RGB", (side, side), (255, 255, 255))
     canvas.paste(im, ((side - im.width) // 2, (side - im.height) // 2))
-    arr = np.asarray(canvas.resize((SIZE, SIZE), Image.BILINEAR), dtype=np.float32) / 255.0
+    arr: np.ndarray = np.asarray(canvas.resize((SIZE, SIZE), Image.Resampling.BILINEAR), dtype=np.float32) / 255.0
     arr = (arr - np.array([0.485, 0.456, 0.406], np.float32)) / np.array([0.229, 0.224, 0.225], np.float32)
     return torch.from_numpy(arr.transpose(2, 0, 1).copy())
 

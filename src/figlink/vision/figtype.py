@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 import numpy as np
 from PIL import Image
 
-from figlink.model import FigureType, OcrText
+from figlink.model import Box, FigureType, OcrText
 
 TAXONOMY = ["line_chart", "bar_chart", "scatter_plot", "box_plot", "heatmap", "pie_chart", "area_chart",
             "histogram", "diagram", "photo", "microscopy", "radiology_ct", "radiology_mri", "radiology_xray",
@@ -46,7 +46,7 @@ def ocr_stats(texts: Sequence[OcrText], width: int, height: int) -> np.ndarray:
     return np.array([min(n, 60) / 20, numeric, min(area, 1.0) * 4, vertical, mean_h * 10, single], np.float32)
 
 
-def feature_vector(images: list[Image.Image], texts: list[Sequence[OcrText]]) -> np.ndarray:
+def feature_vector(images: list[Image.Image], texts: Sequence[Sequence[OcrText]]) -> np.ndarray:
     """(n, 1286) features: EfficientNet-Lite0 embedding + OCR statistics."""
     from figlink.vision.features import embed
 
@@ -101,7 +101,7 @@ def classify_panels(image: Image.Image, boxes: Sequence[Sequence[float]], texts:
         if x1 - x0 < 8 or y1 - y0 < 8:
             continue
         crops.append(image.crop((x0, y0, x1, y1)))
-        crop_texts.append([OcrText(t.text, [t.bbox[0] - x0, t.bbox[1] - y0, t.bbox[2] - x0, t.bbox[3] - y0])
+        crop_texts.append([OcrText(t.text, Box.pixels((t.bbox[0] - x0, t.bbox[1] - y0, t.bbox[2] - x0, t.bbox[3] - y0)))
                            for t in texts if t.bbox[0] >= x0 and t.bbox[2] <= x1 and t.bbox[1] >= y0 and t.bbox[3] <= y1])
         weights.append((x1 - x0) * (y1 - y0))
     if not crops:

@@ -46,7 +46,8 @@ def open_image(source: Union[str, Path, bytes]) -> Image.Image:
         if not ok or isinstance(ok, str):  # a string is PIL's "looks like it, but unsupported"
             continue
         try:  # a path is opened by the plugin itself, and closed with the image
-            return factory(io.BytesIO(source) if isinstance(source, bytes) else str(source), None)
+            # PIL's plugin factories take a file object or a path, and a file name (None: unnamed)
+            return factory(io.BytesIO(source) if isinstance(source, bytes) else str(source), None)  # type: ignore[arg-type]
         except (SyntaxError, IndexError, TypeError, struct.error):
             continue
     name = "" if isinstance(source, bytes) else f" {str(source)!r}"
@@ -110,7 +111,7 @@ def read_image(source: ImageLike, max_side: int = MAX_SIDE) -> tuple[Image.Image
     rgb = _to_rgb(im)
     if max(rgb.size) > max_side:
         scale = max_side / max(rgb.size)
-        rgb = rgb.resize((max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale))), Image.BILINEAR)
+        rgb = rgb.resize((max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale))), Image.Resampling.BILINEAR)
     return rgb, (w, h)
 
 

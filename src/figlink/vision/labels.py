@@ -125,10 +125,11 @@ def read_labels(rgb: np.ndarray, gray: np.ndarray, regions: Sequence[Box], bg: f
                                 _corner_distance(b, regions)))
     for it in ocr_items:
         letter = panel_letter(it.text)
-        b = tuple(int(round(v)) for v in it.bbox)
-        if letter and (it.score or 1.0) >= min_score and _near_corner(b, regions, b[3] - b[1]):  # type: ignore[arg-type]
-            labels.append(Label(letter, b, float(it.score or 1.0), it.text.strip("().").isupper(),  # type: ignore[arg-type]
-                                _corner_distance(b, regions)))  # type: ignore[arg-type]
+        x0, y0, x1, y1 = (int(round(v)) for v in it.bbox)
+        b = (x0, y0, x1, y1)
+        if letter and (it.score or 1.0) >= min_score and _near_corner(b, regions, b[3] - b[1]):
+            labels.append(Label(letter, b, float(it.score or 1.0), it.text.strip("().").isupper(),
+                                _corner_distance(b, regions)))
     return _consistent(labels, allowed)
 
 
@@ -178,14 +179,14 @@ def _consistent(labels: list[Label], allowed: Optional[set[str]]) -> list[Label]
         # Without a caption, trust the longest run of consecutive letters starting early in the
         # alphabet (stray single letters inside plots are common).
         present = {l.letter for l in out}
-        best: tuple[int, int] = (0, 0)
+        run = (0, 0)  # (first letter's code, length) of the longest run
         for start in range(ord("a"), ord("e")):
             n = 0
             while chr(start + n) in present:
                 n += 1
-            if n > best[1]:
-                best = (start, n)
-        start, n = best
+            if n > run[1]:
+                run = (start, n)
+        start, n = run
         keep = {chr(start + i) for i in range(n)} if n >= 2 or (n == 1 and start == ord("a")) else set()
         out = [l for l in out if l.letter in keep]
     return sorted(out, key=lambda l: l.letter)

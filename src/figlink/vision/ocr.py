@@ -16,14 +16,14 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from figlink.model import OcrText
+from figlink.model import Box, OcrRole, OcrText
+from figlink.text import grammar as g
 
 ROLES = ("panel_label", "axis_title", "tick_label", "legend", "scale_bar", "other")
 
 _ENGINE = None
 _LOCK = threading.Lock()
 
-_LABEL_RE = re.compile(r"^\(?([A-Za-z])\)?[.:]?$")
 _NUMBER_RE = re.compile(r"^[-+−–]?\d+([.,]\d+)?([eE][-+]?\d+)?%?$|^10[-−]?\d+$")
 _SCALE_RE = re.compile(r"^\d+([.,]\d+)?\s*(nm|µm|μm|um|mm|cm|m|Å|pm|km|s|ms)$", re.IGNORECASE)
 
@@ -65,7 +65,7 @@ def read_text(rgb: np.ndarray, min_score: float = 0.5) -> list[OcrText]:
         pts = np.asarray(box, dtype=float)
         x0, y0 = pts.min(axis=0)
         x1, y1 = pts.max(axis=0)
-        out.append(OcrText(text=text, bbox=[float(x0), float(y0), float(x1), float(y1)], score=round(float(score), 4)))
+        out.append(OcrText(text=text, bbox=Box.pixels((x0, y0, x1, y1)), score=round(float(score), 4)))
     return out
 
 
@@ -79,11 +79,11 @@ def recognize(crops: Sequence[np.ndarray]) -> list[tuple[str, float]]:
     return [(str(t).strip(), float(s)) for t, s in zip(res.txts or [], res.scores)]
 
 
-def _is_vertical(b: list[float]) -> bool:
+def _is_vertical(b: Box) -> bool:
     return (b[3] - b[1]) > 1.8 * (b[2] - b[0])
 
 
-def role_of(item: OcrText, neighbours: Sequence[OcrText], width: int, height: int) -> str:
+def role_of(item: OcrText, neighbours: Sequence[OcrText], width: int, height: int) -> OcrRole:
     """Guess one text box's role from its text and where it sits among the others."""
     text = item.text.strip()
     x0, y0, x1, y1 = item.bbox
@@ -120,5 +120,5 @@ def assign_roles(items: list[OcrText], width: int, height: int) -> list[OcrText]
 def panel_letter(text: str) -> Optional[str]:
     """The lower-case letter of a panel label such as 'a', '(B)', 'c.' or None."""
     plain = "".join(c for c in unicodedata.normalize("NFKD", text.strip()) if not unicodedata.combining(c))
-    m = _LABEL_RE.match(plain)
+    m = g.LONE_LABEL.match(plain)
     return m.group(1).lower() if m else None

@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from figlink import model
 from figlink.model import Panel
 from figlink.vision.labels import Label
 from figlink.vision.segment import Box, area, box_gap, is_core, merge_fragments, overlap_area, union, xy_cut
@@ -82,11 +83,15 @@ def group_by_labels(cores: list[Box], labels: Sequence[Label], width: int, heigh
         prev = boxes.get(lab.letter)
         boxes[lab.letter] = union(prev, box) if prev else union(box, lab.box)
         scores[lab.letter] = lab.score
-    panels = [Panel(label=k, bbox=[float(v) for v in b], score=round(scores[k], 3)) for k, b in boxes.items()]
+    panels = [Panel(label=k, bbox=model.Box.pixels(b), score=round(scores[k], 3)) for k, b in boxes.items()]
     for b in loose:
-        if not any(overlap_area(b, tuple(int(v) for v in p.bbox)) > 0.5 * area(b) for p in panels):
-            panels.append(Panel(label=None, bbox=[float(v) for v in b], score=0.3))
+        if not any(overlap_area(b, _int_box(p.bbox)) > 0.5 * area(b) for p in panels):
+            panels.append(Panel(label=None, bbox=model.Box.pixels(b), score=0.3))
     return panels
+
+
+def _int_box(b: model.Box) -> Box:
+    return int(b.x0), int(b.y0), int(b.x1), int(b.y1)
 
 
 def merge_to_count(boxes: list[Box], count: int) -> list[Box]:
@@ -131,9 +136,9 @@ def detect_panels(gray: np.ndarray, labels: Sequence[Label] = (), expected: Opti
         boxes = cores
         if expected and expected >= 1 and len(boxes) > expected:
             boxes = merge_to_count(boxes, expected)
-        panels = [Panel(label=None, bbox=[float(v) for v in b], score=0.5) for b in boxes]
+        panels = [Panel(label=None, bbox=model.Box.pixels(b), score=0.5) for b in boxes]
     if not panels:
-        panels = [Panel(label=None, bbox=[0.0, 0.0, float(W), float(H)], score=0.1)]
+        panels = [Panel(label=None, bbox=model.Box.pixels((0, 0, W, H)), score=0.1)]
     return reading_order(panels)
 
 
