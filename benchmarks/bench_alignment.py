@@ -79,20 +79,29 @@ def run_baseline(image: Path, caption: str):
     return baseline(image, caption), regex_split(caption)
 
 
+def panel_text(panel, split) -> str | None:
+    """A predicted panel's subcaption: the split's subcaptions it points at (figlink's panels), or the
+    ``subcaption`` text the baseline sets on its panels."""
+    from figlink.model import subcaption_text
+
+    indices = getattr(panel, "subcaption_indices", None)
+    return subcaption_text(split, indices) if indices else getattr(panel, "subcaption", None)
+
+
 # ------------------------------------------------------------------------------------------ exsclaim
 
-def exsclaim_scores(gold: list[dict], panels) -> dict:
+def exsclaim_scores(gold: list[dict], panels, split) -> dict:
     from bench_vision import label_accuracy
 
     ok, n = label_accuracy(gold, panels)
-    return {"f1": alignment_f1([(g["bbox"], g["text"]) for g in gold], [(p.bbox, p.subcaption) for p in panels]),
+    return {"f1": alignment_f1([(g["bbox"], g["text"]) for g in gold], [(p.bbox, panel_text(p, split)) for p in panels]),
             "recall": recall_at_iou([g["bbox"] for g in gold], [p.bbox for p in panels]),
             "labels": (ok, n), "gold": len(gold)}
 
 
 # ------------------------------------------------------------------------------------ eLife vector gold
 
-def point_scores(fig, panels) -> dict:
+def point_scores(fig, panels, split) -> dict:
     """Point-matched alignment F1, label accuracy, panel recall and count (see the module doc)."""
     def holder(pt):
         x, y = pt
@@ -100,7 +109,7 @@ def point_scores(fig, panels) -> dict:
         return min(inside, key=lambda p: (p.bbox[2] - p.bbox[0]) * (p.bbox[3] - p.bbox[1]), default=None)
 
     matched = [holder(g.point) for g in fig.panels]
-    f1 = [token_f1(m.subcaption, g.subcaption) if m is not None else 0.0 for g, m in zip(fig.panels, matched)]
+    f1 = [token_f1(panel_text(m, split), g.subcaption) if m is not None else 0.0 for g, m in zip(fig.panels, matched)]
     ids = [id(m) for m in matched if m is not None]
     distinct = sum(1 for m in matched if m is not None and ids.count(id(m)) == 1)
     labels = sum(1 for g, m in zip(fig.panels, matched) if m is not None and (m.label or "").lower() == g.label)
@@ -144,11 +153,12 @@ def gold_scores(fig: dict, panels, split) -> dict:
     labelled = [i for i, g in enumerate(gold) if g["label"]]
     ok = sum(1 for i in labelled if i in match and (panels[match[i]].label or "").lower() == gold[i]["label"])
     shared = (split.shared_text if split is not None else "") or ""
-    as_written = [(p.bbox, " ".join(t for t in (shared, p.subcaption or "") if t)) for p in panels]
-    return {"f1": alignment_f1([(g["bbox"], g["subcaption_medicat"]) for g in gold], [(p.bbox, p.subcaption) for p in panels]),
+    texts = [panel_text(p, split) for p in panels]
+    as_written = [(p.bbox, " ".join(x for x in (shared, t or "") if x)) for p, t in zip(panels, texts)]
+    return {"f1": alignment_f1([(g["bbox"], g["subcaption_medicat"]) for g in gold], [(p.bbox, t) for p, t in zip(panels, texts)]),
             "f1_asw": alignment_f1([(g["bbox"], g["subcaption_as_written"]) for g in gold], as_written),
             "matched": len(match), "gold": len(gold), "pred": len(panels), "labels": (ok, len(labelled)),
-            "coco": ([g["bbox"] for g in gold], [(p.bbox, p.score if p.score is not None else 1.0) for p in panels]),
+            "coco": ([g["bbox"] for g in gold], [(list(p.bbox), p.score if p.score is not None else 1.0) for p in panels]),
             "match": match}
 
 
@@ -181,20 +191,20 @@ def gold_table(title: str, res: dict, parts: tuple[str, ...]) -> None:
     split_table(title, rows, parts, "baseline")
 
 
-def gold_failure(fig: dict, image: Path, panels, sc: dict) -> dict:
+def gold_failure(fig: dict, image: Path, panels, split, sc: dict) -> dict:
     """One tune-part figure as a failure record: every gold panel beside the panel matched to it."""
     rows = []
     for i, g in enumerate(fig["panels"]):
         p = panels[sc["match"][i]] if i in sc["match"] else None
         rows.append({"gold_label": g["label"], "gold_bbox": g["bbox"], "gold_subcaption": g["subcaption_medicat"],
-                     "predicted_label": p.label if p else None, "predicted_bbox": p.bbox if p else None,
+                     "predicted_label": p.label if p else None, "predicted_bbox": list(p.bbox) if p else None,
                      "iou": round(iou(g["bbox"], p.bbox), 3) if p else None,
-                     "predicted_subcaption": p.subcaption if p else None})
+                     "predicted_subcaption": panel_text(p, split) if p else None})
     return {"set": "panel-gold", "figure": fig["id"], "image": str(image), "caption": fig["caption"],
             "alignment_f1": round(sc["f1"], 3), "alignment_f1_as_written": round(sc["f1_asw"], 3),
             "labels": sc["labels"], "panels_gold": sc["gold"], "panels_predicted": sc["pred"],
             "panels_matched": sc["matched"], "panels": rows,
-            "unmatched_predictions": [{"label": p.label, "bbox": p.bbox} for j, p in enumerate(panels)
+            "unmatched_predictions": [{"label": p.label, "bbox": list(p.bbox)} for j, p in enumerate(panels)
                                       if j not in sc["match"].values()]}
 
 
@@ -226,7 +236,7 @@ def panel_gold(data: Path, parts: tuple[str, ...], quick: bool, fails: list[dict
                 res.setdefault(key, []).append(sc)
             if name == "figlink" and fig["part"] == "tune" and (
                     sc["f1"] < 0.8 or sc["labels"][0] < sc["labels"][1] or sc["matched"] < sc["gold"]):
-                fails.append(gold_failure(fig, image, panels, sc))
+                fails.append(gold_failure(fig, image, panels, split, sc))
     for subset, title in (("elife", "Panel gold, eLife compound figures (hand-made boxes, labels, subcaptions)"),
                           ("openstax", "Panel gold, OpenStax compound figures (tune: 4 books; check: chemistry-bundle)"),
                           ("all", "Panel gold, both sets together")):
@@ -303,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
             if part not in parts:
                 continue
             for name, fn in (("figlink", run_figlink), ("baseline", run_baseline)):
-                sc = exsclaim_scores(f["gold"], fn(f["image"], f["caption"])[0])
+                sc = exsclaim_scores(f["gold"], *fn(f["image"], f["caption"]))
                 ex[name, part].append(sc)
                 if args.failures and part == "tune" and name == "figlink" and sc["f1"] < 0.8:
                     fails.append({"set": "exsclaim", "figure": f["name"], "alignment_f1": round(sc["f1"], 3),
@@ -317,15 +327,15 @@ def main(argv: list[str] | None = None) -> int:
         for fig in gold:
             part = split_of(doc_key(fig.doc))
             for name, fn in (("figlink", run_figlink), ("baseline", run_baseline)):
-                panels = fn(fig.image, fig.caption)[0]
-                sc = point_scores(fig, panels)
+                panels, split = fn(fig.image, fig.caption)
+                sc = point_scores(fig, panels, split)
                 el[name, part].append(sc)
                 if args.failures and part == "tune" and name == "figlink" and (sc["f1"] < 0.8 or sc["labels"][0] < sc["labels"][1]):
                     fails.append({"set": "elife-vector", "figure": fig.key, "image": str(fig.image),
                                   "alignment_f1": round(sc["f1"], 3), "labels": sc["labels"],
                                   "panels": [{"gold_label": g.label, "point": g.point, "gold_subcaption": g.subcaption,
                                               "predicted_label": m.label if m else None,
-                                              "predicted_subcaption": m.subcaption if m else None}
+                                              "predicted_subcaption": panel_text(m, split) if m else None}
                                              for g, m in zip(fig.panels, sc["matched"])]})
         table("eLife vector figures (labels from the PDF text layer, subcaptions from JATS; label-point matching)",
               {k: summarize(v) for k, v in el.items()}, parts, True)
