@@ -12,7 +12,7 @@ import numpy as np
 
 from figlink import model
 from figlink.model import Panel
-from figlink.vision.labels import Label
+from figlink.vision.labels import CENTRED_REACH, Label
 from figlink.vision.segment import Box, area, box_gap, is_core, merge_fragments, overlap_area, union, xy_cut
 
 
@@ -47,7 +47,20 @@ def _owner(core: Box, labels: Sequence[Label], max_gap: float) -> Optional[Label
     """The label that heads ``core``: up and to the left of it, nearest its top-left corner."""
     w, h = core[2] - core[0], core[3] - core[1]
     best, best_d = None, float("inf")
+    for l in labels:  # a label centred under (or over) the piece, within a few label heights
+        if not l.anchor.endswith("center"):
+            continue
+        cx, cy = _center(l.box)
+        lh = l.box[3] - l.box[1]
+        ay = core[3] if l.anchor.startswith("bottom") else core[1]
+        d = abs(cy - ay)
+        if core[0] <= cx <= core[2] and d <= max(4 * lh, CENTRED_REACH * h) and d < best_d:
+            best, best_d = l, d
+    if best is not None:
+        return best
     for l in labels:
+        if l.anchor.endswith("center"):
+            continue
         cx, cy = _center(l.box)
         if cx <= core[0] + 0.35 * w and cy <= core[1] + 0.35 * h:
             d = float(np.hypot(cx - core[0], cy - core[1]))
@@ -62,8 +75,11 @@ def _owner(core: Box, labels: Sequence[Label], max_gap: float) -> Optional[Label
     return near if near is not None and box_gap(near.box, core) <= max_gap else None
 
 
-def group_by_labels(cores: list[Box], labels: Sequence[Label], width: int, height: int) -> list[Panel]:
-    """One panel per label: each piece joins the label inside it or the one heading it."""
+def group_by_labels(cores: list[Box], labels: Sequence[Label], width: int, height: int,
+                    strict: bool = False) -> list[Panel]:
+    """One panel per label: each piece joins the label inside it or the one heading it. ``strict``
+    (the caption names more panels than labels were read): a piece joins only a label that heads it,
+    not merely the nearest one, so the panels of unread labels stay apart."""
     parts: list[tuple[Box, Optional[Label]]] = []
     for c in cores:
         inside = [l for l in labels if _inside(_center(l.box), c)]
@@ -72,7 +88,7 @@ def group_by_labels(cores: list[Box], labels: Sequence[Label], width: int, heigh
         elif len(inside) == 1:
             parts.append((c, inside[0]))
         else:
-            parts.append((c, _owner(c, labels, 0.1 * max(width, height))))
+            parts.append((c, _owner(c, labels, 0.0 if strict else 0.1 * max(width, height))))
     boxes: dict[str, Box] = {}
     scores: dict[str, float] = {}
     loose: list[Box] = []
@@ -90,12 +106,26 @@ def group_by_labels(cores: list[Box], labels: Sequence[Label], width: int, heigh
     return panels
 
 
+def _reconcile(panels: list[Panel], expected: int) -> list[Panel]:
+    """Bring the unlabelled pieces down to the panels whose labels were not read: merged to that count,
+    or, when every expected label was read, dropped (they are fragments of labelled panels)."""
+    labelled = [p for p in panels if p.label]
+    loose = [_int_box(p.bbox) for p in panels if not p.label]
+    missing = expected - len(labelled)
+    if missing <= 0 or not loose:
+        return labelled or panels
+    fixed = [_int_box(p.bbox) for p in labelled]
+    merged = merge_to_count(loose, missing, fixed) if len(loose) > missing else loose
+    return labelled + [Panel(label=None, bbox=model.Box.pixels(b), score=0.3) for b in merged]
+
+
 def _int_box(b: model.Box) -> Box:
     return int(b.x0), int(b.y0), int(b.x1), int(b.y1)
 
 
-def merge_to_count(boxes: list[Box], count: int) -> list[Box]:
-    """Merge neighbouring boxes, smallest union first, until at most ``count`` remain."""
+def merge_to_count(boxes: list[Box], count: int, fixed: Sequence[Box] = ()) -> list[Box]:
+    """Merge neighbouring boxes, smallest union first, until at most ``count`` remain (a union that
+    covers other boxes, or the ``fixed`` boxes of panels already found, costs more)."""
     boxes = list(boxes)
     while len(boxes) > max(1, count):
         best = None
@@ -103,6 +133,7 @@ def merge_to_count(boxes: list[Box], count: int) -> list[Box]:
             for j in range(i + 1, len(boxes)):
                 u = union(boxes[i], boxes[j])
                 others = sum(overlap_area(u, boxes[k]) for k in range(len(boxes)) if k not in (i, j))
+                others += sum(overlap_area(u, f) for f in fixed)
                 cost = area(u) - area(boxes[i]) - area(boxes[j]) + 10 * others
                 if best is None or cost < best[0]:
                     best = (cost, i, j, u)
@@ -131,7 +162,9 @@ def detect_panels(gray: np.ndarray, labels: Sequence[Label] = (), expected: Opti
     body = [b for b in raw if not any(overlap_area(b, lb) >= 0.6 * area(b) for lb in label_boxes)]
     cores = merge_fragments(body, W, H)
     if len(labels) >= 2 or (len(labels) == 1 and len(cores) <= 2):
-        panels = group_by_labels(cores, labels, W, H)
+        panels = group_by_labels(cores, labels, W, H, strict=bool(expected and expected > len(labels)))
+        if expected and len(panels) > expected:
+            panels = _reconcile(panels, expected)
     else:
         boxes = cores
         if expected and expected >= 1 and len(boxes) > expected:
