@@ -213,16 +213,16 @@ def _inside_running_text(b: Box, items: Sequence[OcrText]) -> bool:
     return False
 
 
-def _family(anchor: str) -> str:
+def family(anchor: str) -> str:
     """Left-corner labels are one style whichever corner is nearer (a label at a panel's top-left is
     also at the bottom-left of the panel above); centred ones keep their side."""
     return "left" if anchor.endswith("left") else anchor
 
 
-def _style(labels: Sequence[Label]) -> str:
+def label_style(labels: Sequence[Label]) -> str:
     """The label style (anchor family) most distinct letters sit at (ties: left corners)."""
     families = ("left",) + tuple(a for a in ANCHORS if not a.endswith("left"))
-    letters = {f: {l.letter for l in labels if _family(l.anchor) == f} for f in families}
+    letters = {f: {l.letter for l in labels if family(l.anchor) == f} for f in families}
     return max(families, key=lambda f: (len(letters[f]), -families.index(f)))
 
 
@@ -238,15 +238,15 @@ def _lined_up(a: Label, b: Label) -> bool:
 def _one_per_letter(labels: list[Label]) -> list[Label]:
     """One place per letter: in the figure's label style, lined up with the other letters' places
     (labels form rows and columns), nearest its anchor, best read; refined once against the choice."""
-    style = _style(labels)
+    style = label_style(labels)
     letters = sorted({l.letter for l in labels})
 
     def pick(support) -> dict[str, Label]:
         best: dict[str, Label] = {}
         for l in labels:
-            key = (_family(l.anchor) != style, -support(l), l.corner, -l.score)
+            key = (family(l.anchor) != style, -support(l), l.corner, -l.score)
             b = best.get(l.letter)
-            if b is None or key < (_family(b.anchor) != style, -support(b), b.corner, -b.score):
+            if b is None or key < (family(b.anchor) != style, -support(b), b.corner, -b.score):
                 best[l.letter] = l
         return best
 

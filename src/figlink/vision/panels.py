@@ -12,7 +12,7 @@ import numpy as np
 
 from figlink import model
 from figlink.model import Panel
-from figlink.vision.labels import CENTRED_REACH, Label
+from figlink.vision.labels import Label, label_style
 from figlink.vision.segment import Box, area, box_gap, is_core, merge_fragments, overlap_area, union, xy_cut
 
 
@@ -43,24 +43,29 @@ def _split_by_labels(core: Box, labels: list[Label]) -> list[tuple[Box, Label]]:
     return [((a, core[1], b, core[3]), l) for a, b, l in zip(cuts[:-1], cuts[1:], labels)]
 
 
+def _centred_owner(core: Box, labels: Sequence[Label]) -> Optional[Label]:
+    """For labels printed centred under (over) their panels: the nearest row of such labels below
+    (above) the piece, and in it the label nearest the piece's centre line."""
+    if not labels:
+        return None
+    mx, my = _center(core)
+    below = label_style(labels).startswith("bottom")
+    ahead = [l for l in labels if (_center(l.box)[1] >= my if below else _center(l.box)[1] <= my)]
+    if not ahead:
+        return None
+    lh = float(np.median([l.box[3] - l.box[1] for l in ahead]))
+    row_y = min(_center(l.box)[1] for l in ahead) if below else max(_center(l.box)[1] for l in ahead)
+    row = [l for l in ahead if abs(_center(l.box)[1] - row_y) <= lh]
+    return min(row, key=lambda l: abs(_center(l.box)[0] - mx))
+
+
 def _owner(core: Box, labels: Sequence[Label], max_gap: float) -> Optional[Label]:
     """The label that heads ``core``: up and to the left of it, nearest its top-left corner."""
     w, h = core[2] - core[0], core[3] - core[1]
     best, best_d = None, float("inf")
-    for l in labels:  # a label centred under (or over) the piece, within a few label heights
-        if not l.anchor.endswith("center"):
-            continue
-        cx, cy = _center(l.box)
-        lh = l.box[3] - l.box[1]
-        ay = core[3] if l.anchor.startswith("bottom") else core[1]
-        d = abs(cy - ay)
-        if core[0] <= cx <= core[2] and d <= max(4 * lh, CENTRED_REACH * h) and d < best_d:
-            best, best_d = l, d
-    if best is not None:
-        return best
+    if label_style(labels) != "left":
+        return _centred_owner(core, labels)
     for l in labels:
-        if l.anchor.endswith("center"):
-            continue
         cx, cy = _center(l.box)
         if cx <= core[0] + 0.35 * w and cy <= core[1] + 0.35 * h:
             d = float(np.hypot(cx - core[0], cy - core[1]))
