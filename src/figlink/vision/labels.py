@@ -268,7 +268,8 @@ def _consistent(labels: list[Label], allowed: Optional[set[str]]) -> list[Label]
         kept.append(l)
     if kept:
         shaped = [l for l in kept if l.letter not in _SAME_SHAPE]  # c/C, o/O … say nothing about case
-        upper = sum(l.upper for l in shaped) > len(shaped) / 2 if shaped else False
+        # the case more distinct letters are printed in (stray lower-case letters repeat in plot text)
+        upper = len({l.letter for l in shaped if l.upper}) > len({l.letter for l in shaped if not l.upper})
         kept = [l for l in kept if l.upper == upper or l.letter in _SAME_SHAPE
                 or l.letter not in {k.letter for k in kept if k.upper == upper}]
     out = _one_per_letter(kept)
