@@ -139,7 +139,7 @@ def read_labels(rgb: np.ndarray, gray: np.ndarray, regions: Sequence[Box], bg: f
     """Panel labels in the image: candidates near region corners read by the recognizer, plus OCR hits."""
     ocr_items = list(ocr_items)
     words = [b for b in glyph_words(gray, bg) if not _inside_running_text(b, ocr_items)]
-    ocr_boxes = [(it, tuple(int(round(v)) for v in it.bbox)) for it in ocr_items]
+    ocr_boxes = [(it, tuple(int(round(v)) for v in it.bbox)) for it in ocr_items] + _leading_letters(ocr_items)
 
     def near(b: Box) -> bool:
         return _near_corner(b, regions, b[3] - b[1])
@@ -154,6 +154,24 @@ def read_labels(rgb: np.ndarray, gray: np.ndarray, regions: Sequence[Box], bg: f
                         [(it, b) for it, b in ocr_boxes if not near(b) and _aligned(b, found)], regions, min_score)
         found = _consistent(labels, allowed)
     return found
+
+
+def _leading_letters(items: Sequence[OcrText]) -> list[tuple[OcrText, Box]]:
+    """The lone letter that opens an OCR line ("b time together"): a label printed before a panel title.
+    Its box is the line's share of the letter's characters."""
+    out: list[tuple[OcrText, Box]] = []
+    for it in items:
+        text = it.text.strip()
+        first, _, rest = text.partition(" ")
+        if not rest or panel_letter(first) is None:
+            continue
+        x0, y0, x1, y1 = it.bbox
+        if (y1 - y0) > (x1 - x0):
+            continue  # vertical line: an axis title
+        x1 = x0 + (x1 - x0) * (len(first) + 0.5) / len(text)
+        out.append((OcrText(text=first, bbox=it.bbox, score=0.9 * float(it.score or 1.0)),
+                    (int(x0), int(y0), int(round(x1)), int(y1))))
+    return out
 
 
 def _read(rgb: np.ndarray, boxes: Sequence[Box], ocr_hits: Sequence[tuple[OcrText, Box]],
