@@ -7,6 +7,7 @@ recognizer alone. Labels the full OCR did read are added.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
@@ -147,13 +148,61 @@ def read_labels(rgb: np.ndarray, gray: np.ndarray, regions: Sequence[Box], bg: f
     labels = _read(rgb, [b for b in words if near(b)], [(it, b) for it, b in ocr_boxes if near(b)],
                    regions, min_score)
     found = _consistent(labels, allowed)
+    if allowed and len(found) < len(allowed):
+        # letters the full OCR read that line up with another such letter are labels wherever they are
+        # (panels that touch leave no region corner to search near)
+        far = _read(rgb, [], [(it, b) for it, b in ocr_boxes if not near(b)], regions, min_score)
+        far = [l for l in far if l.letter in allowed
+               and any(k.letter != l.letter and _lined_up(l, k) for k in far + found)]
+        if far:
+            labels += far
+            found = _consistent(labels, allowed)
     if allowed and found and len(found) < len(allowed):
         # Labels share one style: letters of the size of those read, on their row or column, are
         # labels too even away from a detected region's corner (panels the XY-cut could not part).
         labels += _read(rgb, [b for b in words if not near(b) and _aligned(b, found)],
                         [(it, b) for it, b in ocr_boxes if not near(b) and _aligned(b, found)], regions, min_score)
         found = _consistent(labels, allowed)
+    if allowed and 2 <= len(found) < len(allowed):
+        found = _consistent(labels + _by_sequence(found, ocr_boxes, allowed, regions), allowed)
     return found
+
+
+_LABEL_SHAPE = re.compile(r"^\(?[^\s()]\)?$")
+
+
+def _by_sequence(found: Sequence[Label], ocr_boxes: Sequence[tuple[OcrText, Box]], allowed: set[str],
+                 regions: Sequence[Box]) -> list[Label]:
+    """Misread labels ("(6)" for "(b)") named by their place: a label-shaped item lined up with two or
+    more labels read, alone between two of them in their row (or column), is the one letter the
+    caption has between theirs; past the row's end, the next (previous) letter."""
+    order = sorted(allowed)
+    have = {l.letter for l in found}
+    out: list[Label] = []
+    for it, b in ocr_boxes:
+        if not _LABEL_SHAPE.match(it.text.strip()) or panel_letter(it.text) in have:
+            continue
+        probe = Label("?", b, 0.5)
+        line = [l for l in found if _lined_up(probe, l)]
+        if len(line) < 2:
+            continue
+        along = 0 if max(l.box[0] for l in line) - min(l.box[0] for l in line) >= \
+            max(l.box[1] for l in line) - min(l.box[1] for l in line) else 1
+        pos = b[along]
+        before = [l for l in line if l.box[along] < pos]
+        after = [l for l in line if l.box[along] > pos]
+        # at the row's end: the letter next in the caption's order past the last one read
+        lo = max(before, key=lambda l: l.box[along]).letter if before else None
+        hi = min(after, key=lambda l: l.box[along]).letter if after else None
+        if lo is None and hi is not None:
+            between = [c for c in order if c < hi][-1:]
+        elif hi is None and lo is not None:
+            between = [c for c in order if c > lo][:1]
+        else:
+            between = [c for c in order if lo < c < hi]
+        if len(between) == 1 and between[0] not in have:
+            out.append(Label(between[0], b, 0.5, it.text.strip("()").isupper(), *_corner_distance(b, regions)))
+    return out
 
 
 def _leading_letters(items: Sequence[OcrText]) -> list[tuple[OcrText, Box]]:

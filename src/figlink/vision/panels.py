@@ -34,12 +34,20 @@ def _split_by_labels(core: Box, labels: list[Label]) -> list[tuple[Box, Label]]:
     labels = sorted(labels, key=lambda l: (l.box[1], l.box[0]))
     xs = [l.box[0] for l in labels]
     ys = [l.box[1] for l in labels]
+    centred = label_style(labels) != "left"  # centred labels: cut halfway between them, not before each
+
+    def cuts_along(lo: int, hi: int, axis: int) -> list[int]:
+        if centred:
+            mids = [(_center(a.box)[axis] + _center(b.box)[axis]) / 2 for a, b in zip(labels, labels[1:])]
+            return [lo] + [int(m) for m in mids] + [hi]
+        return [lo] + [max(lo, l.box[axis] - 2) for l in labels[1:]] + [hi]
+
     if max(ys) - min(ys) >= max(xs) - min(xs):
         labels.sort(key=lambda l: l.box[1])
-        cuts = [core[1]] + [max(core[1], l.box[1] - 2) for l in labels[1:]] + [core[3]]
+        cuts = cuts_along(core[1], core[3], 1)
         return [((core[0], a, core[2], b), l) for a, b, l in zip(cuts[:-1], cuts[1:], labels)]
     labels.sort(key=lambda l: l.box[0])
-    cuts = [core[0]] + [max(core[0], l.box[0] - 2) for l in labels[1:]] + [core[2]]
+    cuts = cuts_along(core[0], core[2], 0)
     return [((a, core[1], b, core[3]), l) for a, b, l in zip(cuts[:-1], cuts[1:], labels)]
 
 
@@ -57,6 +65,21 @@ def _centred_owner(core: Box, labels: Sequence[Label]) -> Optional[Label]:
     row_y = min(_center(l.box)[1] for l in ahead) if below else max(_center(l.box)[1] for l in ahead)
     row = [l for l in ahead if abs(_center(l.box)[1] - row_y) <= lh]
     return min(row, key=lambda l: abs(_center(l.box)[0] - mx))
+
+
+def _centred_row(core: Box, labels: Sequence[Label]) -> list[Label]:
+    """Centred labels of the nearest row below (above) ``core`` whose centres lie within its width:
+    more than one means the piece is several touching panels."""
+    if not labels or label_style(labels) == "left":
+        return []
+    below = label_style(labels).startswith("bottom")
+    my = _center(core)[1]
+    ahead = [l for l in labels if (_center(l.box)[1] >= my if below else _center(l.box)[1] <= my)]
+    if not ahead:
+        return []
+    lh = float(np.median([l.box[3] - l.box[1] for l in ahead]))
+    row_y = min(_center(l.box)[1] for l in ahead) if below else max(_center(l.box)[1] for l in ahead)
+    return [l for l in ahead if abs(_center(l.box)[1] - row_y) <= lh and core[0] <= _center(l.box)[0] <= core[2]]
 
 
 def _owner(core: Box, labels: Sequence[Label], max_gap: float) -> Optional[Label]:
@@ -92,6 +115,8 @@ def group_by_labels(cores: list[Box], labels: Sequence[Label], width: int, heigh
             parts.extend(_split_by_labels(c, inside))
         elif len(inside) == 1:
             parts.append((c, inside[0]))
+        elif len(_centred_row(c, labels)) > 1:
+            parts.extend(_split_by_labels(c, _centred_row(c, labels)))
         else:
             parts.append((c, _owner(c, labels, 0.0 if strict else 0.1 * max(width, height))))
     boxes: dict[str, Box] = {}
