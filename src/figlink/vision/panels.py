@@ -82,6 +82,12 @@ def _centred_row(core: Box, labels: Sequence[Label]) -> list[Label]:
     return [l for l in ahead if abs(_center(l.box)[1] - row_y) <= lh and core[0] <= _center(l.box)[0] <= core[2]]
 
 
+def _at_foot(label: Label, core: Box) -> bool:
+    """Is a left-corner label at the very bottom of ``core`` (within two label heights)? It heads the
+    panel below, printed where no gutter parts it from this one."""
+    return _center(label.box)[1] >= core[3] - 2 * (label.box[3] - label.box[1])
+
+
 def _owner(core: Box, labels: Sequence[Label], max_gap: float) -> Optional[Label]:
     """The label that heads ``core``: up and to the left of it, nearest its top-left corner."""
     w, h = core[2] - core[0], core[3] - core[1]
@@ -109,8 +115,9 @@ def group_by_labels(cores: list[Box], labels: Sequence[Label], width: int, heigh
     (the caption names more panels than labels were read): a piece joins only a label that heads it,
     not merely the nearest one, so the panels of unread labels stay apart."""
     parts: list[tuple[Box, Optional[Label]]] = []
+    left = label_style(labels) == "left"
     for c in cores:
-        inside = [l for l in labels if _inside(_center(l.box), c)]
+        inside = [l for l in labels if _inside(_center(l.box), c) and not (left and _at_foot(l, c))]
         if len(inside) > 1:
             parts.extend(_split_by_labels(c, inside))
         elif len(inside) == 1:
