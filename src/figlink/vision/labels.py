@@ -39,6 +39,7 @@ class Label:
 # Where panel labels are printed relative to their panel: a left corner (journals) or centred under or
 # above it (textbooks: "(a)" below each photo). A figure uses one style for all its labels.
 ANCHORS = ("top-left", "bottom-left", "bottom-center", "top-center")
+SAME_SIZE = (0.6, 1.7)  # height ratios of labels printed alike (OCR boxes are padded, glyph boxes tight)
 CENTRED_REACH = 0.35  # how far (in panel heights) a centred label may sit from the panel's edge
 
 
@@ -241,11 +242,10 @@ def _read(rgb: np.ndarray, boxes: Sequence[Box], ocr_hits: Sequence[tuple[OcrTex
 
 
 def _aligned(b: Box, labels: Sequence[Label]) -> bool:
-    """Is ``b`` the size of the labels read (height within a third of theirs) and on the row or column
-    of one of them?"""
+    """Is ``b`` the size of the labels read (:data:`SAME_SIZE`) and on the row or column of one of them?"""
     h = b[3] - b[1]
     ref = float(np.median([l.box[3] - l.box[1] for l in labels]))
-    if not 0.75 * ref <= h <= 1.33 * ref:
+    if not SAME_SIZE[0] * ref <= h <= SAME_SIZE[1] * ref:
         return False
     return any(abs(b[1] - l.box[1]) <= 0.4 * ref or abs(b[0] - l.box[0]) <= 0.4 * ref for l in labels)
 
@@ -294,9 +294,9 @@ def label_style(labels: Sequence[Label]) -> str:
 
 
 def _lined_up(a: Label, b: Label) -> bool:
-    """Do two labels look alike (height within a third) and share a row or a column?"""
+    """Do two labels look alike (heights within :data:`SAME_SIZE`) and share a row or a column?"""
     ha, hb = a.box[3] - a.box[1], b.box[3] - b.box[1]
-    if not 0.75 * ha <= hb <= 1.33 * ha:
+    if not SAME_SIZE[0] * ha <= hb <= SAME_SIZE[1] * ha:
         return False
     tol = 0.5 * max(ha, hb)
     return abs(a.box[1] - b.box[1]) <= tol or abs(a.box[0] - b.box[0]) <= tol
