@@ -134,3 +134,59 @@ def test_downscale_rule():
     assert fit(Image.new("L", (2001, 10))).size == (2000, 10)
     small = fit(Image.new("CMYK", (1999, 1999)))
     assert small.size == (1999, 1999) and small.mode == "RGB"
+
+
+def test_caption_labels_are_the_ones_the_label_grammar_reads(gold):
+    # Every panel's caption label is a label that figlink's caption grammar reads in the plain caption,
+    # except where the caption names panels in ways the markup records by hand (each checked in the
+    # caption): a range written between two parenthesised labels ("(C)–(H)"), panels named by a place
+    # inside another label ("(A, right)" is panel B of elife-00230 figure 2), and a caption error (the
+    # second "(C)" of elife-15600 figure 5 describes the panel printed G).
+    from figlink.text.labels import raw_label_tokens
+
+    misses = {}
+    for f in gold["figures"]:
+        read = {lab.lower() for t in raw_label_tokens(f["caption"], sentence_starts=[0]) for lab in t.labels}
+        missing = sorted({p["caption_label"] for p in f["panels"]} - read)
+        if missing:
+            misses[f["id"]] = missing
+    assert misses == {"elife/elife-00230-vor-r1/fig1": ["d", "e", "f", "g"],
+                      "elife/elife-00230-vor-r1/fig2": ["b", "e"],
+                      "elife/elife-15600-vor-r1/fig5": ["g"]}
+
+
+def test_boxes_lie_inside_their_images_and_are_not_slivers(gold):
+    # Boxes may overlap or even wrap one another (elife-03318 figure 2-supplement 3), but each lies in
+    # its image and is a real panel: at least 8 px on its short side and 0.5% of the image.
+    for f in gold["figures"]:
+        W, H = f["image"]["size"]
+        for x0, y0, x1, y1 in (p["bbox"] for p in f["panels"]):
+            assert 0 <= x0 < x1 <= W and 0 <= y0 < y1 <= H, f["id"]
+            assert min(x1 - x0, y1 - y0) >= 8 and (x1 - x0) * (y1 - y0) >= 0.005 * W * H, f["id"]
+
+
+def test_images_on_disk_have_the_recorded_size_and_pixels():
+    # Runs only where the images exist (the shared data and the maker's output); skips on CI.
+    import hashlib
+    import os
+
+    from PIL import Image
+
+    data = Path(os.environ.get("FIGLINK_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+    if not data.is_dir():
+        pytest.skip("shared data not present")
+    from make_panel_gold_images import default_out
+
+    images = default_out(data)
+    checked = 0
+    for f in pg.load()["figures"]:
+        path = pg.image_of(f, data, images)
+        if not path.is_file():
+            continue
+        im = Image.open(path).convert("RGB")
+        assert list(im.size) == list(f["image"]["size"]), f["id"]
+        if f["image"].get("sha256_pixels"):
+            assert hashlib.sha256(im.tobytes()).hexdigest() == f["image"]["sha256_pixels"], f["id"]
+        checked += 1
+    if checked == 0:
+        pytest.skip("panel gold images not made")
