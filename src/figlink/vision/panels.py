@@ -82,6 +82,13 @@ def _centred_row(core: Box, labels: Sequence[Label]) -> list[Label]:
     return [l for l in ahead if abs(_center(l.box)[1] - row_y) <= lh and core[0] <= _center(l.box)[0] <= core[2]]
 
 
+def _holds(core: Box, label: Label) -> bool:
+    """Is the label's centre in ``core`` grown by half the label (a label on the piece's edge, whose own
+    ink the piece lost when labels were taken out, still belongs to it)?"""
+    hw, hh = (label.box[2] - label.box[0]) / 2, (label.box[3] - label.box[1]) / 2
+    return _inside(_center(label.box), (core[0] - hw, core[1] - hh, core[2] + hw, core[3] + hh))
+
+
 def _at_foot(label: Label, core: Box) -> bool:
     """Is a left-corner label at the very bottom of ``core`` (within two label heights)? It heads the
     panel below, printed where no gutter parts it from this one."""
@@ -117,7 +124,7 @@ def group_by_labels(cores: list[Box], labels: Sequence[Label], width: int, heigh
     parts: list[tuple[Box, Optional[Label]]] = []
     left = label_style(labels) == "left"
     for c in cores:
-        inside = [l for l in labels if _inside(_center(l.box), c) and not (left and _at_foot(l, c))]
+        inside = [l for l in labels if _holds(c, l) and not (left and _at_foot(l, c))]
         if len(inside) > 1:
             parts.extend(_split_by_labels(c, inside))
         elif len(inside) == 1:
