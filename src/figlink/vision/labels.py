@@ -14,6 +14,7 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 from scipy import ndimage
 
+from figlink import model
 from figlink.model import OcrText
 from figlink.vision.ocr import panel_letter, recognize
 from figlink.vision.segment import Box, box_gap
@@ -141,7 +142,7 @@ def read_labels(rgb: np.ndarray, gray: np.ndarray, regions: Sequence[Box], bg: f
     """Panel labels in the image: candidates near region corners read by the recognizer, plus OCR hits."""
     ocr_items = list(ocr_items)
     words = [b for b in glyph_words(gray, bg) if not _inside_running_text(b, ocr_items)]
-    ocr_boxes = [(it, tuple(int(round(v)) for v in it.bbox)) for it in ocr_items] + _leading_letters(ocr_items)
+    ocr_boxes = [(it, _pixel_box(it.bbox)) for it in ocr_items] + _leading_letters(ocr_items)
 
     def near(b: Box) -> bool:
         return _near_corner(b, regions, b[3] - b[1])
@@ -195,15 +196,21 @@ def _by_sequence(found: Sequence[Label], ocr_boxes: Sequence[tuple[OcrText, Box]
         # at the row's end: the letter next in the caption's order past the last one read
         lo = max(before, key=lambda l: l.box[along]).letter if before else None
         hi = min(after, key=lambda l: l.box[along]).letter if after else None
-        if lo is None and hi is not None:
-            between = [c for c in order if c < hi][-1:]
-        elif hi is None and lo is not None:
+        if lo is None and hi is None:
+            continue
+        if lo is None:
+            between = [c for c in order if hi is not None and c < hi][-1:]
+        elif hi is None:
             between = [c for c in order if c > lo][:1]
         else:
             between = [c for c in order if lo < c < hi]
         if len(between) == 1 and between[0] not in have:
             out.append(Label(between[0], b, 0.5, it.text.strip("()").isupper(), *_corner_distance(b, regions)))
     return out
+
+
+def _pixel_box(b: "model.Box") -> Box:
+    return int(round(b[0])), int(round(b[1])), int(round(b[2])), int(round(b[3]))
 
 
 def _leading_letters(items: Sequence[OcrText]) -> list[tuple[OcrText, Box]]:

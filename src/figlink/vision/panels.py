@@ -25,7 +25,7 @@ def _center(b: Box) -> tuple[float, float]:
     return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
 
 
-def _inside(p: tuple[float, float], b: Box) -> bool:
+def _inside(p: tuple[float, float], b: "Box | tuple[float, float, float, float]") -> bool:
     return b[0] <= p[0] <= b[2] and b[1] <= p[1] <= b[3]
 
 
