@@ -25,12 +25,24 @@ Two gold sets, each split by document (md5 of the key, even → tune):
    gold letter. Panel recall: gold labels whose matched panel holds no other gold label (merged panels
    count once). Panel count: figures whose predicted panel count equals the number of gold labels.
 
+3. **Panel gold** (``benchmarks/gold/panel_gold.json``, made by hand, see ``benchmarks/gold/PANEL_GOLD.md``):
+   eLife compound figures (embedded rasters or rendered vector figures of ``pdf/elife``; document: the
+   folder) and OpenStax compound figures (``figures/openstax``; the book ``chemistry-bundle`` is check),
+   with panel boxes, printed labels and subcaptions in two conventions. Scored per set:
+   panel recall and precision at IoU ≥ 0.5 (one-to-one, greedy by IoU), COCO mAP@[.5:.95] and AP50
+   (pycocotools; a panel's ``score``, 1.0 when it has none), label accuracy (gold panels with a printed
+   label whose matched panel carries that label), and MedICaT alignment F1 (mean over figures) against
+   the MedICaT subcaption (own + group text) and against the as-written subcaption (shared + own text;
+   the prediction is then the split's shared text + the panel's subcaption). The eLife images are made
+   by ``benchmarks/gold/make_panel_gold_images.py`` into ``$FIGLINK_PANEL_GOLD_IMAGES`` or
+   ``<data>/../../scratch/panelgold`` when missing.
+
 figlink runs as ingest does (caption stage, then ``analyze_figure`` with the caption's split and expected
 panel count); the baseline of the same run is ``benchmarks/vision_baseline.py`` (whitespace XY-cuts, a
 naive "(a)" regex split, reading-order pairing, no labels). Targets on check: alignment F1 ≥ 0.80,
 labels ≥ 95%, and no row below the baseline.
 
-    python benchmarks/bench_alignment.py [--part tune|check|both] [--failures]
+    python benchmarks/bench_alignment.py [--part tune|check|both] [--set all|exsclaim|vector|gold] [--quick] [--failures]
 """
 
 from __future__ import annotations
@@ -44,42 +56,52 @@ from pathlib import Path
 os.environ.setdefault("FIGLINK_OCR_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, add_part_args, parts_of, require_shared_data, split_table, write_failures  # noqa: E402
+from common import (OUT, add_part_args, latency_row, parts_of, peak_rss_mb, print_table,  # noqa: E402
+                    require_shared_data, split_table, write_failures)
 
 from figlink.eval.metrics import alignment_f1, iou, recall_at_iou, token_f1  # noqa: E402
 from figlink.eval.splits import doc_key, split_of  # noqa: E402
 
 
 def run_figlink(image: Path, caption: str):
-    """Panels as ingest makes them: the caption stage's split and panel count, then the vision stage."""
-    from figlink.model import Figure, Paper
-    from figlink.pipeline import caption_stage
-    from figlink.vision.analyze import analyze_figure
+    """(panels, caption split) as ingest makes them: the caption stage, then the vision stage."""
+    from figlink.enrich.captions import enrich_caption
+    from figlink.enrich.vision import analyze_figure
+    from figlink.model import Figure
 
-    fig = caption_stage(Paper(paper_id="bench", source="jats", figures=[Figure(figure_id="f", caption=caption)])).figures[0]
-    return analyze_figure(image, caption_split=fig.caption_split, expected_panels=fig.expected_panels).panels
+    fig = enrich_caption(Figure(figure_id="f", caption=caption)).figure
+    return analyze_figure(image, caption_split=fig.caption_split, expected_panels=fig.expected_panels).panels, fig.caption_split
 
 
 def run_baseline(image: Path, caption: str):
-    from vision_baseline import baseline
+    from vision_baseline import baseline, regex_split
 
-    return baseline(image, caption)
+    return baseline(image, caption), regex_split(caption)
+
+
+def panel_text(panel, split) -> str | None:
+    """A predicted panel's subcaption: the split's subcaptions it points at (figlink's panels), or the
+    ``subcaption`` text the baseline sets on its panels."""
+    from figlink.model import subcaption_text
+
+    indices = getattr(panel, "subcaption_indices", None)
+    return subcaption_text(split, indices) if indices else getattr(panel, "subcaption", None)
 
 
 # ------------------------------------------------------------------------------------------ exsclaim
 
-def exsclaim_scores(gold: list[dict], panels) -> dict:
+def exsclaim_scores(gold: list[dict], panels, split) -> dict:
     from bench_vision import label_accuracy
 
     ok, n = label_accuracy(gold, panels)
-    return {"f1": alignment_f1([(g["bbox"], g["text"]) for g in gold], [(p.bbox, p.subcaption) for p in panels]),
+    return {"f1": alignment_f1([(g["bbox"], g["text"]) for g in gold], [(p.bbox, panel_text(p, split)) for p in panels]),
             "recall": recall_at_iou([g["bbox"] for g in gold], [p.bbox for p in panels]),
             "labels": (ok, n), "gold": len(gold)}
 
 
 # ------------------------------------------------------------------------------------ eLife vector gold
 
-def point_scores(fig, panels) -> dict:
+def point_scores(fig, panels, split) -> dict:
     """Point-matched alignment F1, label accuracy, panel recall and count (see the module doc)."""
     def holder(pt):
         x, y = pt
@@ -87,7 +109,7 @@ def point_scores(fig, panels) -> dict:
         return min(inside, key=lambda p: (p.bbox[2] - p.bbox[0]) * (p.bbox[3] - p.bbox[1]), default=None)
 
     matched = [holder(g.point) for g in fig.panels]
-    f1 = [token_f1(m.subcaption, g.subcaption) if m is not None else 0.0 for g, m in zip(fig.panels, matched)]
+    f1 = [token_f1(panel_text(m, split), g.subcaption) if m is not None else 0.0 for g, m in zip(fig.panels, matched)]
     ids = [id(m) for m in matched if m is not None]
     distinct = sum(1 for m in matched if m is not None and ids.count(id(m)) == 1)
     labels = sum(1 for g, m in zip(fig.panels, matched) if m is not None and (m.label or "").lower() == g.label)
@@ -108,6 +130,124 @@ def elife_gold(data: Path, parts: tuple[str, ...]):
     return figs, notes
 
 
+# ------------------------------------------------------------------------------------- hand-made panel gold
+
+def match_boxes(gold: list, pred: list, thr: float = 0.5) -> dict[int, int]:
+    """One-to-one matching, greedy by IoU: gold index → predicted index, only pairs with IoU ≥ ``thr``."""
+    pairs = sorted(((iou(g, p), i, j) for i, g in enumerate(gold) for j, p in enumerate(pred)), reverse=True)
+    out: dict[int, int] = {}
+    used: set[int] = set()
+    for v, i, j in pairs:
+        if v < thr:
+            break
+        if i not in out and j not in used:
+            out[i] = j
+            used.add(j)
+    return out
+
+
+def gold_scores(fig: dict, panels, split) -> dict:
+    """Panel recall/precision counts, label counts, both alignment F1s and the boxes for COCO mAP."""
+    gold = fig["panels"]
+    match = match_boxes([g["bbox"] for g in gold], [p.bbox for p in panels])
+    labelled = [i for i, g in enumerate(gold) if g["label"]]
+    ok = sum(1 for i in labelled if i in match and (panels[match[i]].label or "").lower() == gold[i]["label"])
+    shared = (split.shared_text if split is not None else "") or ""
+    texts = [panel_text(p, split) for p in panels]
+    as_written = [(p.bbox, " ".join(x for x in (shared, t or "") if x)) for p, t in zip(panels, texts)]
+    return {"f1": alignment_f1([(g["bbox"], g["subcaption_medicat"]) for g in gold], [(p.bbox, t) for p, t in zip(panels, texts)]),
+            "f1_asw": alignment_f1([(g["bbox"], g["subcaption_as_written"]) for g in gold], as_written),
+            "matched": len(match), "gold": len(gold), "pred": len(panels), "labels": (ok, len(labelled)),
+            "coco": ([g["bbox"] for g in gold], [(list(p.bbox), p.score if p.score is not None else 1.0) for p in panels]),
+            "match": match}
+
+
+def summarize_gold(rows: list[dict]) -> dict:
+    if not rows:
+        return {}
+    from figlink.eval.metrics import coco_map
+
+    ok, n = sum(r["labels"][0] for r in rows), sum(r["labels"][1] for r in rows)
+    m = coco_map([r["coco"][0] for r in rows], [r["coco"][1] for r in rows])
+    gold, pred, hit = (sum(r[k] for r in rows) for k in ("gold", "pred", "matched"))
+    return {"recall": hit / gold, "precision": hit / pred if pred else 0.0, "map": m["map"], "ap50": m["ap50"],
+            "labels": ok / n if n else None, "f1": sum(r["f1"] for r in rows) / len(rows),
+            "f1_asw": sum(r["f1_asw"] for r in rows) / len(rows), "figures": len(rows), "panels": gold}
+
+
+def gold_table(title: str, res: dict, parts: tuple[str, ...]) -> None:
+    def cell(name: str, part: str, key: str, pct: bool) -> str:
+        return cell_text(res, name, part, key, pct)
+
+    spec = [("panel recall (IoU >= 0.5, one-to-one)", "recall", True, ">= baseline"),
+            ("panel precision (IoU >= 0.5)", "precision", True, ">= baseline"),
+            ("COCO mAP@[.5:.95]", "map", False, ">= baseline"), ("AP50", "ap50", False, ">= baseline"),
+            ("panel-label accuracy (printed labels)", "labels", True, ">= 95%"),
+            ("alignment F1, MedICaT subcaptions", "f1", False, ">= 0.80"),
+            ("alignment F1, as-written subcaptions", "f1_asw", False, ">= baseline")]
+    rows = [[m, cell("figlink", "tune", k, p), cell("figlink", "check", k, p), cell("baseline", "tune", k, p),
+             cell("baseline", "check", k, p), t] for m, k, p, t in spec]
+    rows.append(["gold", gold_count(res, "tune"), gold_count(res, "check"), "", "", ""])
+    split_table(title, rows, parts, "baseline")
+
+
+def gold_failure(fig: dict, image: Path, panels, split, sc: dict) -> dict:
+    """One tune-part figure as a failure record: every gold panel beside the panel matched to it."""
+    rows = []
+    for i, g in enumerate(fig["panels"]):
+        p = panels[sc["match"][i]] if i in sc["match"] else None
+        rows.append({"gold_label": g["label"], "gold_bbox": g["bbox"], "gold_subcaption": g["subcaption_medicat"],
+                     "predicted_label": p.label if p else None, "predicted_bbox": list(p.bbox) if p else None,
+                     "iou": round(iou(g["bbox"], p.bbox), 3) if p else None,
+                     "predicted_subcaption": panel_text(p, split) if p else None})
+    return {"set": "panel-gold", "figure": fig["id"], "image": str(image), "caption": fig["caption"],
+            "alignment_f1": round(sc["f1"], 3), "alignment_f1_as_written": round(sc["f1_asw"], 3),
+            "labels": sc["labels"], "panels_gold": sc["gold"], "panels_predicted": sc["pred"],
+            "panels_matched": sc["matched"], "panels": rows,
+            "unmatched_predictions": [{"label": p.label, "bbox": list(p.bbox)} for j, p in enumerate(panels)
+                                      if j not in sc["match"].values()]}
+
+
+def panel_gold(data: Path, parts: tuple[str, ...], quick: bool, fails: list[dict]) -> None:
+    """Score figlink and the baseline on the hand-made gold, per set, and print the tables."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "gold"))
+    from make_panel_gold_images import default_out, write_images
+    from panel_gold import image_of, load
+
+    figures = [f for f in load()["figures"] if f["part"] in parts]
+    if quick:
+        figures = figures[::4]
+    images = default_out(data)
+    problems = write_images(figures, data, images)
+    for p in problems:
+        print(f"  panel gold image: {p}")
+    res: dict = {}
+    lat: dict = {"figlink": [], "baseline": []}
+    for fig in figures:
+        image = image_of(fig, data, images)
+        if not image.is_file():
+            continue
+        for name, fn in (("figlink", run_figlink), ("baseline", run_baseline)):
+            t = time.perf_counter()
+            panels, split = fn(image, fig["caption"])
+            lat[name].append(time.perf_counter() - t)
+            sc = gold_scores(fig, panels, split)
+            for key in ((name, fig["set"], fig["part"]), (name, "all", fig["part"])):
+                res.setdefault(key, []).append(sc)
+            if name == "figlink" and fig["part"] == "tune" and (
+                    sc["f1"] < 0.8 or sc["labels"][0] < sc["labels"][1] or sc["matched"] < sc["gold"]):
+                fails.append(gold_failure(fig, image, panels, split, sc))
+    for subset, title in (("elife", "Panel gold, eLife compound figures (hand-made boxes, labels, subcaptions)"),
+                          ("openstax", "Panel gold, OpenStax compound figures (tune: 4 books; check: chemistry-bundle)"),
+                          ("all", "Panel gold, both sets together")):
+        gold_table(title, {(n, p): summarize_gold(res.get((n, subset, p), [])) for n in ("figlink", "baseline")
+                           for p in parts}, parts)
+    print_table("Panel gold, speed (one process, one thread; figlink includes OCR and figure typing)",
+                ["system", "throughput", "p50", "p99", ""],
+                [latency_row(n, v, "figures") for n, v in lat.items() if v])
+    print(f"  peak RSS of this process: {peak_rss_mb():.0f} MB")
+
+
 # ------------------------------------------------------------------------------------------ report
 
 def summarize(rows: list[dict]) -> dict:
@@ -123,13 +263,23 @@ def summarize(rows: list[dict]) -> dict:
     return out
 
 
+def cell_text(res: dict, name: str, part: str, key: str, pct: bool) -> str:
+    """One cell of a summary table: a percentage or a 3-digit number, "- (no gold)" for an empty part."""
+    r = res.get((name, part)) or {}
+    v = r.get(key)
+    if v is None:
+        return "-" if r else "- (no gold)"
+    return f"{100 * v:.1f}%" if pct else f"{v:.3f}"
+
+
+def gold_count(res: dict, part: str) -> str:
+    r = res.get(("figlink", part)) or {}
+    return f"{r['figures']} figures, {r['panels']} panels" if r else "0"
+
+
 def table(title: str, res: dict, parts: tuple[str, ...], with_count: bool) -> None:
     def cell(name: str, part: str, key: str, pct: bool) -> str:
-        r = res.get((name, part)) or {}
-        v = r.get(key)
-        if v is None:
-            return "-" if r else "- (no gold)"
-        return f"{100 * v:.1f}%" if pct else f"{v:.3f}"
+        return cell_text(res, name, part, key, pct)
 
     spec = [("alignment F1 (mean over figures)", "f1", False, ">= 0.80"), ("panel-label accuracy", "labels", True, ">= 95%"),
             ("panel recall", "recall", True, ">= baseline")]
@@ -137,17 +287,15 @@ def table(title: str, res: dict, parts: tuple[str, ...], with_count: bool) -> No
         spec.append(("panel count exact (figures)", "count", True, ">= baseline"))
     rows = [[m, cell("figlink", "tune", k, p), cell("figlink", "check", k, p), cell("baseline", "tune", k, p),
              cell("baseline", "check", k, p), t] for m, k, p, t in spec]
-
-    def n(part: str) -> str:
-        r = res.get(("figlink", part)) or {}
-        return f"{r['figures']} figures, {r['panels']} panels" if r else "0"
-    rows.append(["gold", n("tune"), n("check"), "", "", ""])
+    rows.append(["gold", gold_count(res, "tune"), gold_count(res, "check"), "", "", ""])
     split_table(title, rows, parts, "baseline")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_part_args(ap)
+    ap.add_argument("--set", choices=("all", "exsclaim", "vector", "gold"), default="all",
+                    help="which gold to score (default all three)")
     args = ap.parse_args(argv)
     data = require_shared_data("the alignment benchmark")
     import torch
@@ -158,39 +306,45 @@ def main(argv: list[str] | None = None) -> int:
     parts = parts_of(args.part)
     t0 = time.perf_counter()
     fails: list[dict] = []
-    ex: dict = {(n, p): [] for n in ("figlink", "baseline") for p in parts}
-    for f in load_exsclaim(data):
-        part = split_of(doc_key(f["name"]))
-        if part not in parts:
-            continue
-        for name, fn in (("figlink", run_figlink), ("baseline", run_baseline)):
-            sc = exsclaim_scores(f["gold"], fn(f["image"], f["caption"]))
-            ex[name, part].append(sc)
-            if args.failures and part == "tune" and name == "figlink" and sc["f1"] < 0.8:
-                fails.append({"set": "exsclaim", "figure": f["name"], "alignment_f1": round(sc["f1"], 3),
-                              "labels": sc["labels"], "caption": f["caption"]})
-    table("Compound figures, exsclaim (silver; MedICaT IoU >= 0.5 matching)", {k: summarize(v) for k, v in ex.items()},
-          parts, False)
+    if args.set in ("all", "exsclaim"):
+        ex: dict = {(n, p): [] for n in ("figlink", "baseline") for p in parts}
+        for f in load_exsclaim(data):
+            part = split_of(doc_key(f["name"]))
+            if part not in parts:
+                continue
+            for name, fn in (("figlink", run_figlink), ("baseline", run_baseline)):
+                sc = exsclaim_scores(f["gold"], *fn(f["image"], f["caption"]))
+                ex[name, part].append(sc)
+                if args.failures and part == "tune" and name == "figlink" and sc["f1"] < 0.8:
+                    fails.append({"set": "exsclaim", "figure": f["name"], "alignment_f1": round(sc["f1"], 3),
+                                  "labels": sc["labels"], "caption": f["caption"]})
+        table("Compound figures, exsclaim (silver; MedICaT IoU >= 0.5 matching)", {k: summarize(v) for k, v in ex.items()},
+              parts, False)
 
-    gold, notes = elife_gold(data, parts)
-    el: dict = {(n, p): [] for n in ("figlink", "baseline") for p in parts}
-    for fig in gold:
-        part = split_of(doc_key(fig.doc))
-        for name, fn in (("figlink", run_figlink), ("baseline", run_baseline)):
-            panels = fn(fig.image, fig.caption)
-            sc = point_scores(fig, panels)
-            el[name, part].append(sc)
-            if args.failures and part == "tune" and name == "figlink" and (sc["f1"] < 0.8 or sc["labels"][0] < sc["labels"][1]):
-                fails.append({"set": "elife-vector", "figure": fig.key, "image": str(fig.image),
-                              "alignment_f1": round(sc["f1"], 3), "labels": sc["labels"],
-                              "panels": [{"gold_label": g.label, "point": g.point, "gold_subcaption": g.subcaption,
-                                          "predicted_label": m.label if m else None,
-                                          "predicted_subcaption": m.subcaption if m else None}
-                                         for g, m in zip(fig.panels, sc["matched"])]})
-    table("eLife vector figures (labels from the PDF text layer, subcaptions from JATS; label-point matching)",
-          {k: summarize(v) for k, v in el.items()}, parts, True)
-    print(f"  left out: {len(notes)} figures whose text-layer letters are not their caption's labels "
-          f"(raster figures: no letters at all)")
+    if args.set in ("all", "vector"):
+        gold, notes = elife_gold(data, parts)
+        el: dict = {(n, p): [] for n in ("figlink", "baseline") for p in parts}
+        for fig in gold:
+            part = split_of(doc_key(fig.doc))
+            for name, fn in (("figlink", run_figlink), ("baseline", run_baseline)):
+                panels, split = fn(fig.image, fig.caption)
+                sc = point_scores(fig, panels, split)
+                el[name, part].append(sc)
+                if args.failures and part == "tune" and name == "figlink" and (sc["f1"] < 0.8 or sc["labels"][0] < sc["labels"][1]):
+                    fails.append({"set": "elife-vector", "figure": fig.key, "image": str(fig.image),
+                                  "alignment_f1": round(sc["f1"], 3), "labels": sc["labels"],
+                                  "panels": [{"gold_label": g.label, "point": g.point, "gold_subcaption": g.subcaption,
+                                              "predicted_label": m.label if m else None,
+                                              "predicted_subcaption": panel_text(m, split) if m else None}
+                                             for g, m in zip(fig.panels, sc["matched"])]})
+        table("eLife vector figures (labels from the PDF text layer, subcaptions from JATS; label-point matching)",
+              {k: summarize(v) for k, v in el.items()}, parts, True)
+        print(f"  left out: {len(notes)} figures whose text-layer letters are not their caption's labels "
+              f"(raster figures: no letters at all)")
+
+    if args.set in ("all", "gold"):
+        panel_gold(data, parts, args.quick, fails)
+
     print(f"\nbench_alignment: {time.perf_counter() - t0:.0f} s")
     if args.failures and "tune" in parts:
         write_failures("alignment", fails)

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import REPO, ingest_peak, latency_row, print_table, require_shared_data, timed  # noqa: E402
+from common import REPO, distinct_copy, ingest_peak, latency_row, print_table, require_shared_data, timed  # noqa: E402
 
 from figlink.ingest.jats import parse_jats, parse_xml_bytes  # noqa: E402
 from figlink.ingest.jats_xml import collapse_ws  # noqa: E402
@@ -111,8 +111,8 @@ def memory(files: list[Path]) -> list[list[str]]:
             src = tmp / f"x{copies}"
             src.mkdir()
             for c in range(copies):
-                for f in files:  # each copy differs by a trailing comment, so none is skipped as done
-                    (src / f"{c}-{f.name}").write_bytes(f.read_bytes() + f"\n<!-- copy {c} -->\n".encode())
+                for f in files:  # each copy its own article (its ids suffixed), so none is a duplicate
+                    (src / f"{c}-{f.name}").write_bytes(distinct_copy(f.read_bytes(), c) if c else f.read_bytes())
             corpus = Path(tempfile.mkdtemp(prefix="figlink-bench-"))
             try:
                 peak, wall = ingest_peak([str(src)], corpus, ["--workers", "4", "--no-vision", "--no-index"])

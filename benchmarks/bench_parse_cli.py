@@ -1,13 +1,15 @@
 """End-to-end speed as users run it: ``figlink parse FILES --json > out`` against pubmed_parser (issue 15, row 7).
 
 Input: a fixed subset of the Europe PMC articles (every k-th file in name order, 400 by default; see
-``bench_inline_refs.europepmc_folder``). ``figlink parse`` takes files, not folders (a folder gets a
-one-line error pointing at ``figlink ingest``), so the files are passed as the shell passes ``DIR/*.xml``.
+``bench_inline_refs.europepmc_folder``), linked into one folder that ``figlink parse DIR`` reads.
 
 Rows, each a fresh process timed on the wall clock from start to exit (interpreter start-up and imports
 included), passes alternating between the tools, best of ``--repeat``:
-- ``figlink parse FILES --json > out`` (metadata, figures, captions + caption stage, inline references
+- ``figlink parse DIR --json > out`` (metadata, figures, captions + caption stage, inline references
   with panels, JSON lines);
+- with ``--before SRC``, the same command run with another checkout's ``src`` folder first on the path
+  (e.g. a ``git worktree`` of an earlier commit), given the files rather than the folder (earlier figlink
+  refused folders): before and after, each against pubmed_parser of the same run;
 - pubmed_parser in a CLI-equivalent script: per file ``parse_pubmed_xml`` + ``parse_pubmed_caption`` +
   ``parse_pubmed_paragraph(all_paragraph=True)``, one JSON line per file to stdout (it extracts less:
   no sentences, no panels, no caption analysis);
@@ -20,12 +22,14 @@ Target: figlink parse ≥ 2x pubmed_parser end to end.
 the time goes: start-up imports, lxml, inline references, the caption stage, JSON encoding.
 
     python benchmarks/bench_parse_cli.py [--files 400] [--repeat 3] [--quick] [--profile] [--no-ingest] [--ingest-index]
+                                         [--before OTHER_CHECKOUT/src]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -54,17 +58,25 @@ sys.exit(1 if failed else 0)
 """
 
 
-def env() -> dict[str, str]:
+def env(src: Path = REPO / "src") -> dict[str, str]:
     e = dict(os.environ)
-    e["PYTHONPATH"] = os.pathsep.join([str(REPO / "src")] + ([e["PYTHONPATH"]] if e.get("PYTHONPATH") else []))
+    e["PYTHONPATH"] = os.pathsep.join([str(src)] + ([e["PYTHONPATH"]] if e.get("PYTHONPATH") else []))
     return e
 
 
-def wall(cmd: list[str], out: Path) -> tuple[float, int]:
+def timed(cmd: list[str], out: Path, src: Path = REPO / "src") -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system of the child) of one run; its exit status in ``timed.last_rc``.
+    CPU time is what to compare on a shared machine, where the wall clock also counts other people's work."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     with out.open("wb") as fh:
-        rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.DEVNULL, env=env()).returncode
-    return time.perf_counter() - t, rc
+        timed.last_rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.DEVNULL, env=env(src)).returncode
+    seconds = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+timed.last_rc = 0  # type: ignore[attr-defined]
 
 
 def subset(folder: Path, n: int) -> list[Path]:
@@ -87,7 +99,7 @@ def profile(files: list[Path], work: Path) -> None:
     e["PYTHONPATH"] = os.pathsep.join([e["PYTHONPATH"]] + extra)
     report = work / "profile.pyisession"
     cmd = [sys.executable, "-m", "pyinstrument", "--interval", "0.0005", "-r", "session", "-o", str(report),
-           "-m", "figlink.cli", "parse", *map(str, files), "--json"]
+           "-m", "figlink.cli", "parse", str(files[0].parent), "--json"]
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e, check=False)
     text_report = REPO / "benchmarks" / "out" / "parse_profile.txt"
     text_report.parent.mkdir(parents=True, exist_ok=True)
@@ -102,8 +114,8 @@ def profile(files: list[Path], work: Path) -> None:
         text_report.write_text(ConsoleRenderer(unicode=True, color=False).render(session), encoding="utf-8")
     # start-up: a bare interpreter, and the whole command on one article (imports + one parse)
     one = [sys.executable, "-m", "figlink.cli", "parse", str(files[0]), "--json"]
-    t_one = min(wall(one, work / "o")[0] for _ in range(3))
-    t_py = min(wall([sys.executable, "-c", "pass"], work / "o")[0] for _ in range(3))
+    t_one = min(timed(one, work / "o")[0] for _ in range(3))
+    t_py = min(timed([sys.executable, "-c", "pass"], work / "o")[0] for _ in range(3))
     print(f"\nProfile of `figlink parse {len(files)} files --json` (pyinstrument; the tree is in "
           f"{text_report.relative_to(REPO)})")
     print(f"  wall of a bare interpreter: {t_py:.3f} s; `figlink parse` of one article: {t_one:.3f} s (start-up "
@@ -160,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--no-ingest", action="store_true")
     ap.add_argument("--ingest-index", action="store_true", help="also time an ingest that builds the search index")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="src folder of another checkout to time in the same run (given the files, not the folder)")
     args = ap.parse_args(argv)
     data = require_shared_data("the end-to-end parse benchmark")
     n = 100 if args.quick else args.files
@@ -174,22 +188,27 @@ def main(argv: list[str] | None = None) -> int:
         args_files = [str(src / f.name) for f in files]
         script = work / "pubmed_cli.py"
         script.write_text(PUBMED_SCRIPT)
-        fl_cmd = [sys.executable, "-m", "figlink.cli", "parse", *args_files, "--json"]
-        pp_cmd = [sys.executable, str(script), *args_files]
-        best = {"figlink": float("inf"), "pubmed": float("inf")}
+        runs = {"pubmed": ([sys.executable, str(script), *args_files], REPO / "src"),
+                "figlink": ([sys.executable, "-m", "figlink.cli", "parse", str(src), "--json"], REPO / "src")}
+        if args.before is not None:
+            runs["before"] = ([sys.executable, "-m", "figlink.cli", "parse", *args_files, "--json"], args.before.resolve())
+        best = {name: float("inf") for name in runs}
+        cpu = {name: float("inf") for name in runs}
         rcs = {}
         for _ in range(repeat):
-            for name, cmd in (("pubmed", pp_cmd), ("figlink", fl_cmd)):
-                t, rc = wall(cmd, work / f"{name}.jsonl")
-                best[name] = min(best[name], t)
-                rcs[name] = rc
+            for name, (cmd, tree) in runs.items():
+                t, c = timed(cmd, work / f"{name}.jsonl", tree)
+                best[name], cpu[name] = min(best[name], t), min(cpu[name], c)
+                rcs[name] = timed.last_rc  # type: ignore[attr-defined]
         lines = {k: sum(1 for _ in (work / f"{k}.jsonl").open()) for k in best}
-        ratio = best["pubmed"] / best["figlink"]
-        rows = [["figlink parse FILES --json > out", f"{len(files) / best['figlink']:.1f} articles/s",
-                 f"{best['figlink']:.2f} s", f"{lines['figlink']} JSON lines (exit {rcs['figlink']})",
-                 f"{ratio:.2f}x pubmed_parser (target >= 2x)"],
-                ["pubmed_parser CLI-equivalent script", f"{len(files) / best['pubmed']:.1f} articles/s",
-                 f"{best['pubmed']:.2f} s", f"{lines['pubmed']} JSON lines (exit {rcs['pubmed']})", "baseline"]]
+        labels = {"figlink": "figlink parse DIR --json > out", "before": f"before: {args.before} (parse FILES --json)"}
+        rows = [[labels[name], f"{len(files) / best[name]:.1f} articles/s", f"{best[name]:.2f} s", f"{cpu[name]:.2f} s",
+                 f"{lines[name]} JSON lines (exit {rcs[name]})",
+                 f"{best['pubmed'] / best[name]:.2f}x wall, {cpu['pubmed'] / cpu[name]:.2f}x CPU (target >= 2x)"]
+                for name in ("before", "figlink") if name in runs]
+        rows.append(["pubmed_parser CLI-equivalent script", f"{len(files) / best['pubmed']:.1f} articles/s",
+                     f"{best['pubmed']:.2f} s", f"{cpu['pubmed']:.2f} s",
+                     f"{lines['pubmed']} JSON lines (exit {rcs['pubmed']})", "baseline"])
         if not args.no_ingest:
             for label, extra in (("figlink ingest DIR --no-index (1 worker)", ["--no-index"]),
                                  ("figlink ingest DIR --no-index --workers 2", ["--no-index", "--workers", "2"]),
@@ -197,12 +216,16 @@ def main(argv: list[str] | None = None) -> int:
                 if not extra and not args.ingest_index:
                     continue  # the MiniLM index build takes minutes: only on request
                 corpus = work / f"corpus{len(rows)}"
-                t, rc = wall([sys.executable, "-m", "figlink.cli", "ingest", str(src), "--corpus", str(corpus), *extra],
+                t, c = timed([sys.executable, "-m", "figlink.cli", "ingest", str(src), "--corpus", str(corpus), *extra],
                              work / "ingest.out")
-                rows.append([label, f"{len(files) / t:.1f} articles/s", f"{t:.2f} s", f"exit {rc}", ""])
+                rows.append([label, f"{len(files) / t:.1f} articles/s", f"{t:.2f} s", f"{c:.2f} s",
+                             f"exit {timed.last_rc}", ""])  # type: ignore[attr-defined]
                 shutil.rmtree(corpus, ignore_errors=True)
+        if "before" in runs:
+            same = (work / "before.jsonl").read_bytes() == (work / "figlink.jsonl").read_bytes()
+            print(f"output of before and after: {'byte-identical' if same else 'DIFFERENT'}")
         print_table(f"End to end, one process per run, wall clock incl. start-up ({len(files)} Europe PMC articles, "
-                    f"best of {repeat})", ["command", "throughput", "wall", "output", "vs pubmed_parser"], rows)
+                    f"best of {repeat})", ["command", "throughput", "wall", "CPU", "output", "vs pubmed_parser"], rows)
         if args.profile:
             profile(files, work)
     finally:

@@ -31,18 +31,15 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import shutil
-import socket
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import REPO, print_table, require_shared_data  # noqa: E402
+from common import REPO, dir_size, print_table, require_shared_data, serving, tree_rss_mb  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -228,7 +225,7 @@ def split_quality(papers: list[Paper], queries: list[Query], emb, work: Path) ->
                                                                     for q, a in zip(queries, fig_ans)]},
              "pan": {"BM25 regex subcaptions + title": [rank_of(bs.search(q.text), a) for q, a in zip(pan_q, pan_ans)]}}
     corpus = work / "corpus"
-    make_corpus([caption_stage(Paper.from_dict(p.to_dict())) for p in papers], corpus)
+    make_corpus([enrich(p) for p in papers], corpus)
     t = time.perf_counter()
     rep = build_index(corpus, emb)
     build_s = time.perf_counter() - t
@@ -327,32 +324,12 @@ def pct(lat: list[float]) -> tuple[str, str]:
     return f"{np.percentile(a, 50):.1f} ms", f"{np.percentile(a, 99):.1f} ms"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def http_latency(corpus: Path, queries: list[str], level: str = "panel") -> tuple[list[float], float]:
     """Per-query latency against `figlink serve` pinned to one core; and the server's RSS in MB."""
     import httpx
-    import psutil
 
-    port = free_port()
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", FIGLINK_TORCH_THREADS="1")
-    cmd = [sys.executable, "-m", "figlink.cli", "serve", "--corpus", str(corpus), "--port", str(port)]
-    if shutil.which("taskset"):
-        cmd = ["taskset", "-c", "0"] + cmd
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        url = f"http://127.0.0.1:{port}"
+    with serving(corpus) as (url, proc):
         with httpx.Client(timeout=30) as c:
-            for _ in range(600):
-                try:
-                    if c.get(url + "/api/health").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    time.sleep(0.25)
             for q in queries[:5]:  # warm up (model, page cache)
                 c.get(url + "/api/search", params={"q": q, "k": 10, "level": level})
             lat = []
@@ -361,17 +338,7 @@ def http_latency(corpus: Path, queries: list[str], level: str = "panel") -> tupl
                 r = c.get(url + "/api/search", params={"q": q, "k": 10, "level": level})
                 lat.append(time.perf_counter() - t)
                 assert r.status_code == 200, r.text
-        rss = psutil.Process(proc.pid).memory_info().rss / 2**20
-        for ch in psutil.Process(proc.pid).children(recursive=True):
-            rss += ch.memory_info().rss / 2**20
-        return lat, rss
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
-def dir_size(p: Path) -> int:
-    return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+        return lat, tree_rss_mb(proc.pid)
 
 
 def replicate(papers: list[Paper], panels: int, folder: Path) -> int:

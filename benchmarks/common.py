@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import resource
+import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -37,16 +40,16 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def ingest_peak(sources: list[str], corpus: Path, args: list[str]) -> tuple[float, float]:
-    """Run ``figlink ingest SOURCES --corpus CORPUS ARGS`` in a child process: the peak summed RSS (MB) of
-    its whole process tree (workers, Ray's processes) and its wall time in seconds."""
+def run_peak(cmd: list[str], env: dict | None = None) -> tuple[float, float, int]:
+    """Run ``cmd`` (``env`` added to this process's): the peak summed RSS (MB) of its whole process tree, its
+    wall time (s), its exit status."""
     import subprocess
 
     import psutil
 
     t = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "figlink.cli", "ingest", *sources, "--corpus", str(corpus), *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, **(env or {})})
     ps = psutil.Process(proc.pid)
     peak = 0.0
     while proc.poll() is None:
@@ -56,9 +59,95 @@ def ingest_peak(sources: list[str], corpus: Path, args: list[str]) -> tuple[floa
         except psutil.Error:
             pass
         time.sleep(0.05)
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"figlink ingest exited {proc.returncode}")
-    return peak, time.perf_counter() - t
+    return peak, time.perf_counter() - t, proc.returncode
+
+
+def figlink_peak(args: list[str], env: dict | None = None) -> tuple[float, float]:
+    """Run ``figlink ARGS`` in a child process (``env`` added to this one's): the peak summed RSS (MB) of its
+    whole process tree and its wall time in seconds."""
+    peak, wall, code = run_peak([sys.executable, "-m", "figlink.cli", *args], env)
+    if code not in (0, 1):
+        raise RuntimeError(f"figlink {args[0]} exited {code}")
+    return peak, wall
+
+
+def ingest_peak(sources: list[str], corpus: Path, args: list[str]) -> tuple[float, float]:
+    """Run ``figlink ingest SOURCES --corpus CORPUS ARGS`` in a child process: the peak summed RSS (MB) of
+    its whole process tree (workers, Ray's processes) and its wall time in seconds."""
+    return figlink_peak(["ingest", *sources, "--corpus", str(corpus), *args])
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def dir_size(p: Path) -> int:
+    """Bytes of the regular files under ``p``."""
+    return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+
+
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+              "FIGLINK_TORCH_THREADS": "1"}
+
+
+@contextlib.contextmanager
+def serving(corpus: Path, one_core: bool = True, timeout: float = 300) -> Iterator[tuple[str, "object"]]:
+    """``figlink serve`` on a free loopback port, pinned to core 0 with one thread per library
+    (``one_core``); yields its base URL and process, and stops it afterwards."""
+    import subprocess
+
+    import httpx
+
+    port = free_port()
+    env = dict(os.environ, **(ONE_THREAD if one_core else {}))
+    cmd = [sys.executable, "-m", "figlink.cli", "serve", "--corpus", str(corpus), "--port", str(port)]
+    if one_core and shutil.which("taskset"):
+        cmd = ["taskset", "-c", "0"] + cmd
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        with httpx.Client(timeout=30) as c:
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"figlink serve exited {proc.returncode}")
+                try:
+                    if c.get(url + "/api/health").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError("figlink serve did not answer in time")
+                time.sleep(0.25)
+        yield url, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def tree_rss_mb(pid: int) -> float:
+    """Resident memory (MB) of a process and its children."""
+    import psutil
+
+    ps = psutil.Process(pid)
+    return (ps.memory_info().rss + sum(ch.memory_info().rss for ch in ps.children(recursive=True))) / 2**20
+
+
+_ARTICLE_ID = re.compile(rb"(<article-id\b[^>]*>)\s*([^<]+?)\s*(</article-id>)")
+
+
+def distinct_copy(data: bytes, copy: int) -> bytes:
+    """A JATS article with every ``<article-id>`` (PMCID, DOI, PMID…) given the suffix ``-c<copy>``: a copy
+    that is a paper of its own, where a plain copy is the same article (a reported duplicate)."""
+    return _ARTICLE_ID.sub(lambda m: m.group(1) + m.group(2) + b"-c%d" % copy + m.group(3), data)
 
 
 def timed(fn: Callable, items: Iterable, repeat: int = 1,

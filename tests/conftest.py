@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Callable, Iterator
@@ -60,6 +62,46 @@ def enrich_figure(corpus_dir: Path) -> None:
         fig.image = f"images/{pid}/{fid}.png"
         c.put_paper(paper, hashlib.sha256(b"enriched").hexdigest(), "enriched")
         c.commit()
+
+
+def write_png(path: Path, width: int, height: int, mode: str, row: Callable[[int], bytes], bit_depth: int = 8) -> None:
+    """A PNG written row by row (filter 0), so a test can make a huge image without holding it. ``mode``
+    is L, LA, RGB or RGBA; ``row(y)`` gives the row's samples (``bit_depth`` 8 or 16, big-endian)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    color = {"L": 0, "RGB": 2, "LA": 4, "RGBA": 6}[mode]
+    z = zlib.compressobj(1)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, bit_depth, color, 0, 0, 0)))
+        for y in range(height):
+            data = z.compress(b"\0" + row(y))
+            if data:
+                f.write(chunk(b"IDAT", data))
+        f.write(chunk(b"IDAT", z.flush()) + chunk(b"IEND", b""))
+
+
+def corpus_content(corpus_dir: Path) -> dict:
+    """Everything a corpus holds that does not depend on when it was written."""
+    db = sqlite3.connect(corpus_dir / "corpus.sqlite")
+    try:
+        papers = [json.loads(js) for (js,) in db.execute("SELECT json FROM papers ORDER BY paper_id")]
+        paper_cols = db.execute("SELECT paper_id, source, doi, pmcid, title, journal, year, license_spdx, "
+                                "license_open, n_figures, input_sha256, input_path FROM papers ORDER BY paper_id"
+                                ).fetchall()
+        figures = db.execute("SELECT * FROM figures ORDER BY paper_id, figure_id").fetchall()
+        inputs = db.execute("SELECT sha256, path, paper_id, status, stage, reason FROM inputs ORDER BY sha256"
+                            ).fetchall()
+        errors = db.execute("SELECT path, sha256, stage, reason FROM errors ORDER BY path").fetchall()
+    finally:
+        db.close()
+    images = {p.relative_to(corpus_dir).as_posix(): p.read_bytes()
+              for p in sorted((corpus_dir / "images").rglob("*")) if p.is_file()}
+    return {"papers": papers, "paper_cols": paper_cols, "figures": figures, "inputs": inputs, "errors": errors,
+            "images": images}
 
 
 @pytest.fixture(scope="session")

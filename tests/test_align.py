@@ -78,3 +78,12 @@ def test_coco_map_perfect_and_empty():
 def test_cer_wer():
     assert cer("Tlme (s)", "Time (s)") == 1 / 8
     assert wer("a b c", "a x c") == 1 / 3
+
+
+def test_an_unlabelled_panel_gets_a_subcaption_from_the_gap_between_its_labelled_neighbours():
+    # Reading order a, ?, d, ?: the caption names a-f. The second unread panel comes after d, so it is
+    # e, not c (reading order alone would pair it with the second subcaption left, c).
+    panels = [_p("a", (0, 0, 100, 100)), _p(None, (200, 0, 300, 100)), _p("d", (400, 0, 500, 100)),
+              _p(None, (600, 0, 700, 100))]
+    split = CaptionSplit(subcaptions=[Subcaption([x], f"{x} text") for x in "abcdef"])
+    assert _texts(align(panels, split), split) == ["a text", "b text", "d text", "e text"]

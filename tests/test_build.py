@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from typer.testing import CliRunner
 
@@ -49,7 +51,9 @@ def test_an_unknown_engine_is_one_clear_error(jats_dir, tmp_path):
 
 
 def test_corpus_names_its_images_and_fingerprints_its_papers(jats_dir, tmp_path):
-    figlink.build([jats_dir / "elife05031.xml", jats_dir / "elife06726.xml"], tmp_path / "c", index=False,
+    for name in ("elife05031.xml", "elife06726.xml"):
+        shutil.copy(jats_dir / name, tmp_path / name)
+    figlink.build([tmp_path / "elife05031.xml", tmp_path / "elife06726.xml"], tmp_path / "c", index=False,
                   progress=False)
     assert Corpus.exists(tmp_path / "c") and not Corpus.exists(tmp_path)
     with Corpus(tmp_path / "c", readonly=True) as c:
@@ -60,7 +64,7 @@ def test_corpus_names_its_images_and_fingerprints_its_papers(jats_dir, tmp_path)
         assert [p.paper_id for p in c.papers_with_ids([ids[1], "nope"])] == [ids[1]]
         before = c.fingerprints()
         assert set(before) == set(ids)
-    art = tmp_path / "elife05031.xml"
+    art = tmp_path / "elife05031.xml"  # an updated version of the article, at the same path
     art.write_bytes((jats_dir / "elife05031.xml").read_bytes() + b"\n")
     figlink.build([art], tmp_path / "c", index=False, progress=False)
     with Corpus(tmp_path / "c", readonly=True) as c:

@@ -105,7 +105,8 @@ def test_sub_labels_inside_a_group() -> None:
     cap = "Kinesin. (A)–(C) EM images of (A) MTs alone, (B) kinesin-MTs, and (C) NudC-MTs. Enlarged at right."
     split = split_caption(cap)
     assert "MTs alone" in text(cap, "a") and "MTs alone" not in text(cap, "b")
-    assert "EM images of" in text(cap, "c")
+    # "EM images of" is about every panel the caption names: shared text, in no panel's own text (MedICaT).
+    assert "EM images of" in split.shared_text and "EM images of" not in text(cap, "c")
 
 
 def test_multi_span_text_is_gathered_per_label() -> None:
@@ -306,3 +307,97 @@ def test_letter_closing_a_note_is_not_a_label() -> None:
     split = split_caption(cap)
     assert text(cap, "b") == "ventral"
     assert "Vertebra B" in split.shared_text
+
+
+# --- MedICaT's definition on real captions (eLife, CC-BY): text about every panel is shared --------------
+
+def test_clause_after_an_enumeration_of_trailers_is_about_all_of_them() -> None:
+    cap = ("Dorsal (A) and transverse (B) view of the adult VNS showing a MARCM clone for the T2 lineage 1. "
+           "*: arbor from another lineage.")
+    split = split_caption(cap)
+    assert text(cap, "b") == "and transverse"
+    assert "view of the adult VNS" in split.shared_text
+
+
+def test_scale_bar_trailer_naming_every_panel_is_shared() -> None:
+    cap = ("Bright-field STEM tomography. (a) 2D projection image. (b) 25-nm thick slices. (c) 10-nm thick slice. "
+           "(d) Expanded areas. Scale bars, 1 μm (a,b), 500 nm (c), 50 nm (d).")
+    split = split_caption(cap)
+    assert split.shared_text.endswith("Scale bars, 1 μm (a,b), 500 nm (c), 50 nm (d).")
+    assert "Scale bars" not in text(cap, "d")
+
+
+def test_about_all_text_stays_where_it_alone_names_a_panel() -> None:
+    # The caption never gives C text of its own: the (A)–(C) text keeps its labels (C is a panel).
+    cap = ("UNC-116 acts cell autonomously in DA9 neuron. (A)–(C) Confocal micrographs of 10 wild-type (A), "
+           "unc-116 (e2310) (B), and unc-116;Ex[Pmig13::unc-116] DA9 ventral axon, straightened and aligned.")
+    assert labels_of(split_caption(cap)) == ["a", "b", "c"]
+
+
+def test_sentence_naming_its_group_and_more_is_about_them() -> None:
+    cap = ("nSyb-GAL80 suppresses GAL4 expression. (A) Larva. (B) R15D11-GAL4 drives expression. (C) Suppressed. "
+           "(D) Off-target cells. (E) Same genotype as (D). (F) Adult VNC expression pattern. No off-target "
+           "expression is observed. In panels D–F, myr::GFP concentrates in processes rather than in the cell bodies.")
+    split = split_caption(cap)
+    by_labels = {tuple(s.labels): s.text for s in split.subcaptions}
+    assert by_labels[("d", "e", "f")].startswith("In panels D–F, myr::GFP concentrates")
+    assert by_labels[("f",)] == "Adult VNC expression pattern. No off-target expression is observed."
+
+
+def test_a_reference_to_another_panel_alone_does_not_move_text() -> None:
+    # "chain B)" inside C's text is no statement about panel B.
+    cap = ("Structures. (A) Superposition of CpMDH and AncMDH2. (B) Active site detail. (C) Superposition of "
+           "LDHs. Superposition of AncLDH* structure (vermilion, chain A) and four LDHs (deep olive, 1oc4, chain B). "
+           "Ligands are shown in gray.")
+    assert "four LDHs" in text(cap, "c") and "four LDHs" not in text(cap, "b")
+
+
+@pytest.mark.parametrize("caption, expected", [
+    ("pMAD in wt (A, A′, F, F′), dpp-RNAi (B, B′, G, G′), sog-RNAi (C, C′, H, H′), tsg-RNAi (D, D′, I, I′) and "
+     "Toll1-RNAi (E, E′, J, J′) embryos.", [x for c in "abcdefghij" for x in (c, c + "′")]),
+    ("Dendrites. (i) Control. (i′) Magnified view of (i). (ii) Mutant. (ii′) Magnified view of (ii).",
+     ["i", "i′", "ii", "ii′"]),
+    ("Angioblasts. (A) Injection. (B–C′) Migration in embryos injected with ctr (B, B′) or ela (C, C′). (D) Count.",
+     ["a", "b", "b′", "c", "c′", "d"]),
+    # A letter list with a letter outside the sequence is no list: without D, E and I, J, F–H are not panels.
+    ("pMAD in wt (A, A′, F, F′), dpp-RNAi (B, B′, G, G′) and sog-RNAi (C, C′, H, H′) embryos.", []),
+])
+def test_primed_labels_are_panels(caption: str, expected: list[str]) -> None:
+    assert labels_of(split_caption(caption)) == expected
+
+
+def test_label_list_with_a_letter_outside_the_sequence_is_no_label() -> None:
+    # "(H & E)" is a stain, not panels H and E (prostate hand-split caption, tune part).
+    cap = ("Interleukin-4 immunoreactivity. (A) Hematoxylin and eosin (H & E) and (B) anti-IL-4 staining of benign "
+           "tissue; (C) is a positive control; (D) H & E and (E) anti-IL-4 staining of neoplasia.")
+    assert text(cap, "b") == "anti-IL-4 staining of benign tissue"
+    assert text(cap, "e") == "anti-IL-4 staining of neoplasia."
+
+
+@pytest.mark.parametrize("note", ["Reproduced from Lee et al. Urology 2008;72: 878-81, with permission.",
+                                  "All results in this figure are estimates based on 1000 simulations.",
+                                  "Each dot represents one cell."])
+def test_figure_wide_notes_after_the_last_panel_are_shared(note: str) -> None:
+    cap = f"Title. (A) Neurovascular bundle. (B) Spread to the anterior side. {note}"
+    assert split_caption(cap).shared_text == f"Title. {note}"
+    assert text(cap, "b") == "Spread to the anterior side."
+
+
+def test_all_opening_a_sentence_about_cells_is_not_figure_wide() -> None:
+    cap = "Title. A: Cells in phase contrast. B: Immunophenotyping. All epithelial cells show AR immunoreactivity."
+    assert text(cap, "b") == "Immunophenotyping. All epithelial cells show AR immunoreactivity."
+
+
+def test_labels_after_a_note_in_parentheses() -> None:
+    cap = "Survival of mice. Kaplan–Meier curves for wild-type (WT; A) and knockout (KO; B) mice. Log-rank test."
+    assert labels_of(split_caption(cap)) == ["a", "b"]
+    assert text(cap, "b") == "and knockout"
+
+
+def test_note_closing_the_last_panel_after_a_semicolon_is_shared() -> None:
+    cap = "Title. (a) Images of cells. (b) Survival curves; scale bars, 10 µm."
+    assert split_caption(cap).shared_text == "Title. scale bars, 10 µm."
+    assert text(cap, "b") == "Survival curves"
+    # A ";" inside parentheses splits nothing (eLife: "(*p < 0.05 vs. PBS; #p < 0.05 vs. VEGF, mean ± SEM)").
+    cap = "Title. (A) Tubes. (B) Counts (*p < 0.05 vs. PBS; #p < 0.05 vs. VEGF, mean ± SEM). Scale bar = 100 μm."
+    assert text(cap, "b") == "Counts (*p < 0.05 vs. PBS; #p < 0.05 vs. VEGF, mean ± SEM)."

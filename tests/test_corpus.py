@@ -99,8 +99,8 @@ def test_kill_mid_run_leaves_a_consistent_corpus_and_resumes(jats_dir, tmp_path)
     src = tmp_path / "src"
     src.mkdir()
     data = (jats_dir / "elife05031.xml").read_bytes()
-    for i in range(150):  # distinct bytes, so every copy is an input of its own
-        (src / f"copy{i:03d}.xml").write_bytes(data + f"\n<!-- {i} -->\n".encode())
+    for i in range(150):  # distinct articles (their own DOI), so every copy is a paper of its own
+        (src / f"copy{i:03d}.xml").write_bytes(data.replace(b"10.7554/eLife.05031", f"10.7554/copy.{i}".encode()))
     corpus_dir = tmp_path / "corpus"
     proc = subprocess.Popen([sys.executable, "-m", "figlink.cli", "ingest", str(src), "--corpus", str(corpus_dir)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -8,20 +8,18 @@ missing-Ray message run.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import sqlite3
 import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from conftest import corpus_content as _content
 from figlink.cli import app
 from figlink.corpus import Corpus
 from figlink.engine.local import ingest as ingest_local
-from figlink.images import ImageFolder
 from figlink.pipeline import PipelineOptions
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -38,26 +36,6 @@ def ray_up():
     with ray_session(workers=2, address="local") as r:
         yield r
     assert not ray.is_initialized()  # the session shut down the Ray it started
-
-
-def _content(corpus_dir: Path) -> dict:
-    """Everything a corpus holds that does not depend on when it was written."""
-    db = sqlite3.connect(corpus_dir / "corpus.sqlite")
-    try:
-        papers = [json.loads(js) for (js,) in db.execute("SELECT json FROM papers ORDER BY paper_id")]
-        paper_cols = db.execute("SELECT paper_id, source, doi, pmcid, title, journal, year, license_spdx, "
-                                "license_open, n_figures, input_sha256, input_path FROM papers ORDER BY paper_id"
-                                ).fetchall()
-        figures = db.execute("SELECT * FROM figures ORDER BY paper_id, figure_id").fetchall()
-        inputs = db.execute("SELECT sha256, path, paper_id, status, stage, reason FROM inputs ORDER BY sha256"
-                            ).fetchall()
-        errors = db.execute("SELECT path, sha256, stage, reason FROM errors ORDER BY path").fetchall()
-    finally:
-        db.close()
-    images = {p.relative_to(corpus_dir).as_posix(): p.read_bytes()
-              for p in sorted((corpus_dir / "images").rglob("*")) if p.is_file()}
-    return {"papers": papers, "paper_cols": paper_cols, "figures": figures, "inputs": inputs, "errors": errors,
-            "images": images}
 
 
 def _assert_same(got, want, where: str = "") -> None:
@@ -196,7 +174,7 @@ def test_a_task_ray_could_not_finish_is_an_internal_error_record(ray_up):
     from figlink.engine.common import Task
     from figlink.engine.ray import _failure
 
-    task = Task("x.xml", None, "0" * 64, ImageFolder(Path("images"), "images/"), NO_VISION)
+    task = Task("x.xml", None, "0" * 64, "staging/x", NO_VISION)
     crashed = _failure(ray_up, task, ray_up.exceptions.WorkerCrashedError())
     assert crashed.task is task and crashed.paper is None and crashed.stage == "internal"
     assert crashed.reason.startswith("WorkerCrashedError: ") and "\n" not in crashed.reason

@@ -177,8 +177,8 @@ def test_bad_figures_are_reported_one_line_each_and_skipped(damaged, tmp_path):
     assert res.exit_code == 1
     failed = [line for line in res.stderr.splitlines() if line.startswith("failed:")]
     assert failed == [
-        f"failed: {ELIFE}/fig2: image: image file missing: images/elife-15600/elife-15600_fig2.png",
-        f"failed: {ELIFE}/fig3: image: unreadable image images/elife-15600/elife-15600_fig3.png: "
+        f"failed: {ELIFE}/fig2: image: image file missing: images/{ELIFE}/fig2.png",
+        f"failed: {ELIFE}/fig3: image: unreadable image images/{ELIFE}/fig3.png: "
         "not an image file (or an unknown format)",
     ]
     assert "wrote 4 images" in res.stderr and "14 figures without an image, 1 without panels" in res.stderr

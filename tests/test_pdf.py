@@ -81,12 +81,12 @@ def test_merge_with_jats_keeps_xml_text_and_pdf_images(tmp_path: Path) -> None:
         assert f.image and (tmp_path / f.image).exists() and f.page and f.bbox
 
 
-def test_parse_dispatch_with_image_root(tmp_path: Path) -> None:
+def test_parse_dispatch_with_image_dir(tmp_path: Path) -> None:
     from figlink.ingest import parse
 
-    paper = parse(PDF, image_root=tmp_path, image_prefix="img/")
-    assert paper.figures[0].image == "img/elife-15600/elife-15600_fig1.png"
-    assert (tmp_path / "elife-15600" / "elife-15600_fig1.png").exists()
+    paper = parse(PDF, image_dir=tmp_path)
+    assert paper.paper_id == "elife-15600" and paper.figures[0].image == "fig1.png"
+    assert (tmp_path / "fig1.png").exists()
 
 
 def test_page_figures_gives_caption_boxes() -> None:

@@ -140,3 +140,93 @@ def test_rotated_page_keeps_boxes_and_crops_in_one_frame(tmp_path: Path) -> None
     paper = parse_pdf(path, image_dir=tmp_path, options=Options(layout=False))
     assert any("Rotate 90" in w for w in paper.warnings)
     assert [f.number for f in paper.figures] == ["1"] and paper.figures[0].bbox
+
+
+def _flate(chunk: bytes, repeat: int, head: bytes = b"") -> bytes:
+    import zlib
+
+    z = zlib.compressobj(9)
+    return z.compress(head) + b"".join(z.compress(chunk) for _ in range(repeat)) + z.flush()
+
+
+def _one_page_pdf(path: Path, content: bytes, repeat: int, image_side: int = 0) -> Path:
+    """A one-page PDF whose content stream is a caption line followed by ``content`` ``repeat`` times,
+    Flate-compressed on the fly (a small file that inflates to as much as asked), and, with ``image_side``,
+    a grey image XObject of that many pixels a side drawn above the caption."""
+    data = _flate(content, repeat, b"BT /F1 12 Tf 72 420 Td (Figure 1. A bomb.) Tj ET\n"
+                  + (b"q 300 0 0 300 72 450 cm /Im1 Do Q\n" if image_side else b""))
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> /XObject << /Im1 6 0 R >> >> >>",
+            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    pixels = _flate(b"\x80" * max(1, image_side), image_side)
+    objs.append(b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
+                b"/BitsPerComponent 8 /Length %d /Filter /FlateDecode >>\nstream\n" % (image_side, image_side, len(pixels))
+                + pixels + b"\nendstream")
+    pdf, offsets = bytearray(b"%PDF-1.7\n"), []
+    for i, obj in enumerate(objs, 1):
+        offsets.append(len(pdf))
+        pdf += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
+    xref = len(pdf)
+    pdf += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    pdf += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    path.write_bytes(bytes(pdf))
+    return path
+
+
+_PARSE_PEAK = """
+import json, resource, sys
+from figlink.errors import FiglinkError
+from figlink.ingest.pdf import Options, parse_pdf
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    out = {"figures": len(parse_pdf(sys.argv[1], options=Options(layout=False)).figures)}
+except FiglinkError as e:
+    out = {"error": str(e), "stage": e.stage}
+out["grown_mb"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+print(json.dumps(out))
+"""
+
+
+def test_a_content_stream_that_inflates_past_the_cap_is_refused_before_pdfium_reads_it(tmp_path: Path) -> None:
+    """A 300 KB file whose content stream inflates to 256 MiB: pdfium held it all when it loaded the page
+    (a 1 GiB one peaked at 2.1 GB). Now every Flate stream is inflated once, counted and dropped first."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    path = _one_page_pdf(tmp_path / "bomb.pdf", b" " * 65536, 4096)
+    assert path.stat().st_size < 1_000_000
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    res = subprocess.run([sys.executable, "-c", _PARSE_PEAK, str(path)], capture_output=True, text=True, env=env,
+                         timeout=300)
+    got = json.loads(res.stdout)
+    assert got.get("error") == "bomb.pdf: object 4 inflates past 32 MiB, the limit for a content stream " \
+                               "(a decompression bomb?)", got
+    assert got["grown_mb"] < 100, got
+
+
+def test_a_page_that_draws_too_many_objects_is_read_without_its_graphics(tmp_path: Path) -> None:
+    """120,000 tiny paths (2 MB inflated, under the stream cap): each was read in Python (a 30 MiB page took
+    25 s); past MAX_PAGE_OBJECTS the page keeps its text and skips its graphics, with a warning."""
+    path = _one_page_pdf(tmp_path / "dense.pdf", b"10 10 m 20 20 l S\n" * 1000, 120)
+    paper = parse_pdf(path, options=Options(layout=False))
+    assert [f.label for f in paper.figures] == ["Figure 1"]
+    assert "page 1: draws over 100,000 objects; its graphics were not read" in paper.warnings
+
+
+def test_images_have_their_own_cap_and_the_sample_passes(tmp_path: Path) -> None:
+    from figlink.ingest.pdf_doc import check_streams
+
+    check_streams(SAMPLE, Limits())  # the real article: every stream under its cap
+    with pytest.raises(InputError, match=r"object \d+ inflates past 0.25 MiB, the limit for a content stream"):
+        check_streams(SAMPLE, Limits(max_stream_bytes=256 << 10))
+    path = _one_page_pdf(tmp_path / "image.pdf", b"", 0, image_side=2000)  # a 4 MB image
+    check_streams(path, Limits(max_stream_bytes=1 << 20))  # an image is not held to the content cap
+    with pytest.raises(InputError, match="object 6 inflates past 2 MiB, the limit for an image"):
+        check_streams(path, Limits(max_image_stream_bytes=2 << 20))
+    paper = parse_pdf(path, image_dir=tmp_path, options=Options(layout=False))
+    assert [f.label for f in paper.figures] == ["Figure 1"] and paper.figures[0].image

@@ -12,7 +12,7 @@ from figlink.corpus import Corpus
 from figlink.index import build_index
 from figlink.server import create_app
 
-from conftest import ENRICHED, readers_running
+from conftest import ENRICHED, readers_running, write_png
 
 
 @pytest.fixture(scope="module")
@@ -291,25 +291,6 @@ def test_page_has_no_inline_script_or_style(client):
 
 # ---- images that cannot be decoded whole -----------------------------------------------------------------
 
-def write_png(path, width: int, height: int, mode: str, row: "Callable[[int], bytes]") -> None:
-    """A PNG written row by row (filter 0), so a test can make a huge image without holding it."""
-    import struct
-    import zlib
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    color = {"L": 0, "RGB": 2}[mode]
-    z = zlib.compressobj(1)
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, color, 0, 0, 0)))
-        for y in range(height):
-            data = z.compress(b"\0" + row(y))
-            if data:
-                f.write(chunk(b"IDAT", data))
-        f.write(chunk(b"IDAT", z.flush()) + chunk(b"IEND", b""))
-
-
 def _halves(width: int, left: bytes, right: bytes) -> bytes:
     """One row: the left half in one colour, the right half in another."""
     return left * (width // 2) + right * (width - width // 2)
@@ -437,9 +418,9 @@ def test_concurrent_crops_share_one_bounded_decode(big_client):
 
 
 @pytest.mark.parametrize("url,words", [
-    ("/api/papers/PMC3166277/figures/HUGE/panels/a/image", "too large to serve"),
-    ("/api/papers/PMC3166277/figures/HUGE/image", "too large to serve"),
-    ("/api/papers/PMC3166277/figures/CUT/panels/b/image", "damaged image"),
+    ("/api/papers/PMC3166277/figures/HUGE/panels/a/image", "too large to decode"),
+    ("/api/papers/PMC3166277/figures/HUGE/image", "too large to decode"),
+    ("/api/papers/PMC3166277/figures/CUT/panels/b/image", "damaged or truncated image"),
 ])
 def test_unservable_images_are_a_clear_4xx(big_client, url, words):
     """A 40000 x 40000 header and a truncated PNG: a 422 that says why (was a 500)."""

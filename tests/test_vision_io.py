@@ -13,7 +13,7 @@ from PIL import Image
 from figlink.enrich.vision import analyze_figure
 from figlink.errors import InputError
 from figlink.model import Box
-from figlink.vision.image_io import load_image, open_image
+from figlink.vision.image_io import load_image, open_image, read_image
 
 
 def _huge_jpeg(path: Path, side: int = 40_000) -> None:
@@ -147,3 +147,72 @@ def test_solid_colour(tmp_path):
     fv = analyze_figure(p)
     assert len(fv.panels) == 1 and fv.ocr == []
     assert fv.panels[0].bbox == Box.pixels((0, 0, 300, 200))
+
+
+_PEAK_SCRIPT = """
+import json, resource, sys, time
+from figlink.vision.image_io import read_image
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.perf_counter()
+im, size = read_image(sys.argv[1])
+seconds = time.perf_counter() - t
+grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+w, h = im.size
+print(json.dumps({"size": list(size), "out": [w, h], "grown_mb": grown, "seconds": seconds,
+                  "left": im.getpixel((w // 4, h // 2)), "right": im.getpixel((3 * w // 4, h // 2))}))
+"""
+
+
+def _decode_in_child(path: Path) -> dict:
+    """read_image in a fresh process: its result and how much its peak memory grew while decoding."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    out = subprocess.run([sys.executable, "-c", _PEAK_SCRIPT, str(path)], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_a_huge_16_bit_grey_png_is_reduced_before_it_is_converted(tmp_path):
+    """8000 x 8000 16-bit grey (128 MB decoded): converting it whole through float64 grew memory by about
+    1.6 GB; reduced strip by strip in its own mode first, the decode is all it holds."""
+    from conftest import write_png
+
+    p = tmp_path / "grey16.png"
+    side = 8000
+    dark, bright = (1000).to_bytes(2, "big"), (60000).to_bytes(2, "big")
+    row = dark * (side // 2) + bright * (side // 2)
+    write_png(p, side, side, "L", lambda y: row, bit_depth=16)
+    got = _decode_in_child(p)
+    assert got["size"] == [side, side] and got["out"] == [2000, 2000]
+    assert got["left"] == [0, 0, 0] and got["right"] == [255, 255, 255]  # the 16-bit range stretched to 8 bits
+    assert got["grown_mb"] < 128 + 150, got
+
+
+def test_a_huge_rgba_png_is_reduced_before_it_is_composited(tmp_path):
+    """6000 x 6000 RGBA (144 MB decoded): compositing it on white at full size held four copies."""
+    from conftest import write_png
+
+    p = tmp_path / "rgba.png"
+    side = 6000
+    row = b"\xff\x00\x00\xff" * (side // 2) + b"\x00\x00\xff\x00" * (side // 2)  # opaque red | transparent
+    write_png(p, side, side, "RGBA", lambda y: row)
+    got = _decode_in_child(p)
+    assert got["out"] == [2000, 2000]
+    assert got["left"] == [255, 0, 0] and got["right"] == [255, 255, 255]  # transparent → white
+    assert got["grown_mb"] < 144 + 150, got
+
+
+def test_memory_is_capped_per_figure_not_only_in_pixels(tmp_path):
+    """Under the pixel cap but over the byte cap: refused before a pixel is decoded."""
+    from conftest import write_png
+
+    p = tmp_path / "wide.png"
+    write_png(p, 4000, 4000, "RGBA", lambda y: b"")  # header and no rows: nothing may be decoded
+    with pytest.raises(InputError, match=r"too large to decode: 4000x4000 pixels \(RGBA\) need 0.06 GB"):
+        read_image(p, max_bytes=50_000_000)

@@ -69,3 +69,10 @@ def test_medical_filter_stage_two():
     assert figtype.is_medical(ranking, keyword_hit=True)
     assert not figtype.is_medical(ranking, keyword_hit=False)
     assert not figtype.is_medical(ranking[:3] + ranking[4:], keyword_hit=True, top_k=3)
+
+
+def test_medical_filter_stage_two_keeps_a_strong_caption_signal():
+    charts = [("line_chart", 0.5), ("bar_chart", 0.2), ("table", 0.1), ("diagram", 0.1), ("photo", 0.01)]
+    assert not figtype.is_medical(charts, keyword_hit=True)  # a weak hit ("imaging") the head may veto
+    assert figtype.is_medical(charts, keyword_hit=True, strong=True)  # "CT", "radiograph": never vetoed
+    assert not figtype.is_medical(charts, keyword_hit=False, strong=True)

@@ -68,3 +68,20 @@ def test_pil_input_and_expected_count_prior():
     im = Image.open(SAMPLES / "s41467-018-06211-3_fig4.jpg")
     fv = analyze_figure(im, expected_panels=2, ocr=False, classify=False)
     assert len(fv.panels) == 2  # without labels the count prior merges neighbours
+
+
+def test_labels_centred_under_touching_panels_are_read_and_split_the_drawing():
+    # OpenStax Astronomy "How to Use a Cepheid": four drawings that touch (no gutter), "(a)"-"(d)"
+    # centred under each. The full OCR misreads "(b)" and "(d)"; they are named by their place in the
+    # row of labels. Boxes: the hand-drawn ones of benchmarks/gold/panel_gold.json.
+    split = CaptionSplit(subcaptions=[
+        Subcaption(["a"], "Find a cepheid variable star and measure its period."),
+        Subcaption(["b"], "Use the period-luminosity relation to calculate the star's luminosity."),
+        Subcaption(["c"], "Measure the star's apparent brightness."),
+        Subcaption(["d"], "Compare the luminosity with the apparent brightness to calculate the distance.")])
+    fv = analyze_figure(SAMPLES / "OSC_Astro_19_03_Distance.jpg", split, classify=False)
+    gold = {"a": (0, 0, 95, 137), "b": (95, 0, 195, 137), "c": (195, 0, 285, 137), "d": (285, 0, 384, 137)}
+    assert sorted(p.label for p in fv.panels) == ["a", "b", "c", "d"]
+    for p in fv.panels:
+        assert iou(p.bbox, gold[p.label]) >= 0.7, (p.label, p.bbox)
+        assert fv.subcaption(p).startswith(("Find", "Use", "Measure", "Compare")["abcd".index(p.label)])

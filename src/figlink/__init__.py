@@ -7,11 +7,33 @@
 >>> figlink.search("lung cyst CT", "corpus/", level="panel")[0].panel
 """
 
-from figlink.builder import BuildReport, build
-from figlink.errors import FiglinkError, InputError, ParseError
-from figlink.ingest import parse
-from figlink.model import (CaptionSplit, Figure, FigureType, InlineRef, License, OcrText, Panel, Paper,
-                           Subcaption)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from figlink.builder import BuildReport, build
+    from figlink.errors import FiglinkError, InputError, ParseError
+    from figlink.ingest import parse
+    from figlink.model import (CaptionSplit, Figure, FigureType, InlineRef, License, OcrText, Panel, Paper,
+                               Subcaption)
+
+# public name -> module that defines it; imported on first use, so that a command (``figlink parse``) or a
+# worker pays only for the modules it runs
+_LAZY = {"BuildReport": "figlink.builder", "build": "figlink.builder",
+         "FiglinkError": "figlink.errors", "InputError": "figlink.errors", "ParseError": "figlink.errors",
+         "parse": "figlink.ingest",
+         **{name: "figlink.model" for name in ("CaptionSplit", "Figure", "FigureType", "InlineRef", "License",
+                                               "OcrText", "Panel", "Paper", "Subcaption")}}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 

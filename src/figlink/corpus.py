@@ -6,13 +6,18 @@ else (engines, the index builder, exports, the server, the CLI) goes through :cl
 Layout of a corpus folder::
 
     corpus.sqlite      papers (JSON + columns to query), figures (one row each), inputs done, errors
-    images/<paper_id>/ figure images, written through a temporary file and a rename
+    images/<paper_id>/ figure images of one paper, moved there whole from .staging/ when it is written
+    .staging/<sha256>/ images of the inputs being parsed now (workers write here; emptied at each run's start)
     errors.jsonl       one line per failed input of every run (path, stage, reason), for people and tools
 
 SQLite in WAL mode makes each batch of papers one transaction: a crash or kill mid-run loses at most
 the batch in flight and never leaves a half-written record, and readers (search, the server) keep
 seeing the last committed state while an ingest writes. Inputs are keyed by the SHA-256 of their
 bytes, so a rerun skips what is done and a changed file is ingested again.
+
+Paper ids are unique whatever the file names are (:mod:`figlink.paper_ids`): :meth:`Corpus.claim_id`
+gives each natural id to one input path, reports a second copy of the same article as a duplicate, and
+numbers a different paper that proposes a taken id (``paper-2``).
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
 from figlink.errors import InputError
-from figlink.images import ImageFolder
+from figlink.images import ImageFolder, discard
 from figlink.model import Paper
+from figlink.paper_ids import is_variant, same_article, variants
 
 SCHEMA_VERSION = 1  # of the tables; each paper's JSON carries its own (figlink.model.SCHEMA_VERSION)
 DB_NAME = "corpus.sqlite"
@@ -48,6 +54,7 @@ CREATE TABLE IF NOT EXISTS errors (
   id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT, sha256 TEXT, stage TEXT, reason TEXT, at REAL);
 CREATE INDEX IF NOT EXISTS figures_by_type ON figures(figure_type);
 CREATE INDEX IF NOT EXISTS papers_by_doi ON papers(doi);
+CREATE INDEX IF NOT EXISTS papers_by_path ON papers(input_path);
 """
 
 
@@ -60,6 +67,18 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
             if not b:
                 return h.hexdigest()
             h.update(b)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Which id a parsed paper is stored under (see :meth:`Corpus.claim_id`)."""
+
+    paper_id: Optional[str]  # None: the paper is a duplicate and is not stored
+    holder: Optional[str] = None  # the input path holding the natural id, when another input holds it
+
+    @property
+    def duplicate(self) -> bool:
+        return self.paper_id is None
 
 
 @dataclass
@@ -113,8 +132,21 @@ class Corpus:
         return self.images_dir / paper_id
 
     def image_folder(self) -> ImageFolder:
-        """Where parsing saves the figure images of this corpus: ``Figure.image`` is relative to the corpus."""
+        """Where the figure images of this corpus are published: ``Figure.image`` is relative to the corpus."""
         return ImageFolder(self.images_dir, f"{self.images_dir.name}/")
+
+    @property
+    def staging_root(self) -> Path:
+        return self.root / ".staging"
+
+    def staging_dir(self, key: str) -> Path:
+        """The folder a worker saves one input's images in (``key``: the input's hash) until the writer
+        publishes them under the paper's id."""
+        return self.staging_root / key
+
+    def clear_staging(self) -> None:
+        """Remove what interrupted runs left in the staging folder (the writer calls this before a run)."""
+        discard(self.staging_root)
 
     def image_file(self, rel: str) -> Path:
         """A figure's image (``rel``, relative to the corpus) as a regular file inside ``<corpus>/images``;
@@ -135,9 +167,50 @@ class Corpus:
         """SHA-256 of every input already ingested without error."""
         return {r[0] for r in self.db.execute("SELECT sha256 FROM inputs WHERE status='ok'")}
 
-    def put_paper(self, paper: Paper, sha256: str, path: str) -> None:
-        """Insert or replace a paper and its figures (call inside :meth:`batch`)."""
+    def holder(self, paper_id: str) -> Optional[tuple[str, Optional[str], Optional[str]]]:
+        """(input path, PMCID, DOI) of the paper stored under ``paper_id``, or None when the id is free."""
+        row = self.db.execute("SELECT input_path, pmcid, doi FROM papers WHERE paper_id=?", (paper_id,)).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def paper_id_of(self, path: str) -> Optional[str]:
+        """The id of the paper that the input ``path`` gave, if any."""
+        row = self.db.execute("SELECT paper_id FROM papers WHERE input_path=?", (path,)).fetchone()
+        return None if row is None else row[0]
+
+    def claim_id(self, paper: Paper, path: str) -> Claim:
+        """The id to store ``paper`` (parsed from the input ``path``) under, by the rules of
+        :mod:`figlink.paper_ids`: its natural id ``paper.paper_id`` when free or held by ``path`` itself (an
+        update); the id ``path`` already holds among its numbered variants; else, past ids held by other
+        inputs, a duplicate when one of them is the same article (same PMCID or DOI), or the first free
+        variant."""
+        natural = paper.paper_id
+        mine = self.paper_id_of(path)
+        first = self.holder(natural)
+        if first is None or first[0] == path:
+            return Claim(natural)
+        if mine is not None and is_variant(mine, natural):
+            return Claim(mine, first[0])
+        for candidate in variants(natural):
+            held = first if candidate == natural else self.holder(candidate)
+            if held is None:
+                return Claim(candidate, first[0])
+            if same_article(paper.pmcid, paper.doi, held[1], held[2]):
+                return Claim(None, held[0])
+        raise AssertionError("unreachable")  # variants() never ends
+
+    def put_paper(self, paper: Paper, sha256: str, path: str, staged: Optional[Path] = None) -> Paper:
+        """Insert or replace a paper and its figures (call inside :meth:`batch`); returns the paper as stored.
+
+        ``staged``: the folder its figure images were saved in; it is moved to ``images/<paper_id>/`` and
+        ``Figure.image`` made relative to the corpus. The paper that ``path`` gave before, under another
+        id, is removed, and so are the records of older versions of ``path``."""
         now = time.time()
+        previous = self.paper_id_of(path)
+        if previous is not None and previous != paper.paper_id:
+            self.remove_paper(previous)
+        if staged is not None:
+            paper = self.image_folder().publish(paper, staged)
+        self.db.execute("DELETE FROM inputs WHERE path=? AND sha256<>?", (path, sha256))
         self.db.execute("DELETE FROM figures WHERE paper_id=?", (paper.paper_id,))
         self.db.execute(
             "INSERT OR REPLACE INTO papers VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -152,6 +225,13 @@ class Corpus:
               None if f.is_medical is None else int(f.is_medical)) for f in paper.figures])
         self.db.execute("INSERT OR REPLACE INTO inputs VALUES (?,?,?,?,?,?,?)",
                         (sha256, path, paper.paper_id, "ok", None, None, now))
+        return paper
+
+    def remove_paper(self, paper_id: str) -> None:
+        """Delete a paper, its figures and its images folder (call inside :meth:`batch`)."""
+        self.db.execute("DELETE FROM figures WHERE paper_id=?", (paper_id,))
+        self.db.execute("DELETE FROM papers WHERE paper_id=?", (paper_id,))
+        discard(self.image_folder().paper_dir(paper_id))
 
     def put_error(self, path: str, sha256: Optional[str], stage: str, reason: str) -> None:
         """Record a failed input (call inside :meth:`batch`); also appended to errors.jsonl."""

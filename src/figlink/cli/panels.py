@@ -11,6 +11,7 @@ from typing import Optional
 
 import typer
 
+from figlink.cli.common import one_line
 from figlink.errors import FiglinkError
 from figlink.model import CaptionSplit
 
@@ -34,8 +35,8 @@ def panels_command(
     try:
         fv = analyze_figure(image, split, ocr=not no_ocr)
     except FiglinkError as exc:
-        msg = {"image": str(image), "error": str(exc), "stage": exc.stage}
-        typer.echo(json.dumps(msg) if as_json else f"error: {image}: {exc}", err=True)
+        msg = {"image": str(image), "error": one_line(exc), "stage": exc.stage}
+        typer.echo(json.dumps(msg) if as_json else f"error: {one_line(f'{image}: {exc}')}", err=True)
         raise typer.Exit(code=2)
     out = {"image": str(image), **fv.to_dict(), "caption_split": split.to_dict() if split else None}
     if as_json:

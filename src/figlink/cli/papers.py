@@ -1,54 +1,18 @@
-"""``figlink parse``, ``figlink ingest`` and ``figlink demo``: papers in, a corpus out."""
+"""``figlink ingest`` and ``figlink demo``: papers in, a corpus out (``figlink parse``: :mod:`.parse`)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from figlink.cli.common import err, fail, out, print_failures
+from figlink.cli.common import err, fail, out, print_failures, print_renamed
 from figlink.cli.corpus import print_index
-from figlink.errors import FiglinkError
 
 REPO_SAMPLES = Path(__file__).resolve().parents[3] / "samples"
-
-
-def parse(paths: List[Path] = typer.Argument(..., help="JATS .xml/.nxml, PMC OA .tar.gz or PDF files."),
-          xml: Optional[Path] = typer.Option(None, "--xml", help="JATS XML of the PDF, to merge with it."),
-          as_json: bool = typer.Option(False, "--json", help="Print one Paper JSON per input (JSON lines)."),
-          pretty: bool = typer.Option(False, "--pretty", help="Indent the JSON."),
-          images: Optional[Path] = typer.Option(None, "--images", help="Save figure images under this folder."),
-          ) -> None:
-    """Parse papers into the figlink data model; bad inputs are reported and the others still parse."""
-    from figlink.images import ImageFolder
-    from figlink.pipeline import process_source
-
-    failed = 0
-    for path in paths:
-        try:
-            paper = process_source(path, xml=xml, images=None if images is None else ImageFolder(images))
-        except FiglinkError as e:
-            failed += 1
-            err.print(f"[red]error:[/red] {path}: {e.stage}: {e}", highlight=False)
-            continue
-        if as_json:
-            sys.stdout.write(paper.to_json(indent=2 if pretty else None) + "\n")
-        else:
-            t = Table(title=f"{paper.paper_id} — {paper.title or ''}", title_justify="left")
-            for col in ("figure", "label", "caption", "refs", "panels cited"):
-                t.add_column(col, overflow="fold")
-            for f in paper.figures:
-                panels = sorted({p for r in f.inline_refs for p in r.panels})
-                t.add_row(f.figure_id, f.label or "", (f.caption[:80] + "…") if len(f.caption) > 80 else f.caption,
-                          str(len(f.inline_refs)), ",".join(panels))
-            out.print(t)
-            out.print(f"license: {paper.license.spdx} (open: {paper.license.open})  doi: {paper.doi}")
-            for w in paper.warnings:
-                err.print(f"[yellow]warning:[/yellow] {path}: {w}", highlight=False)
-    raise typer.Exit(1 if failed else 0)
 
 
 def ingest(sources: List[Path] = typer.Argument(..., help="Files and folders of papers."),
@@ -68,8 +32,12 @@ def ingest(sources: List[Path] = typer.Argument(..., help="Files and folders of 
 
     def ingested(r: IngestReport) -> None:
         print_failures(r.failures)
-        err.print(f"{r.ok} ingested, {r.skipped} already done, {r.failed} failed "
-                  f"({r.seen} inputs, {r.seconds:.1f} s) → {corpus}", highlight=False)
+        print_renamed(r.renamed)
+        if r.nodes:  # the Ray engine says where its tasks ran
+            where = ", ".join(f"{node[:12]}: {n}" for node, n in sorted(r.nodes.items()))
+            err.print(escape(f"tasks per node ({len(r.nodes)} nodes): {where}"))
+        err.print(escape(f"{r.ok} ingested, {r.skipped} already done, {r.failed} failed "
+                         f"({r.seen} inputs, {r.seconds:.1f} s) → {corpus}"))
 
     try:
         report = build(sources, corpus, engine=engine, workers=workers, vision=vision, index=make_index,
@@ -94,7 +62,9 @@ def demo(corpus: Path = typer.Option(Path("demo-corpus"), "--corpus", help="Wher
     from figlink.engine.common import IngestReport
 
     def ingested(r: IngestReport) -> None:
-        err.print(f"{r.ok} ingested, {r.skipped} already done, {r.failed} failed → {corpus}")
+        print_failures(r.failures)
+        print_renamed(r.renamed)
+        err.print(escape(f"{r.ok} ingested, {r.skipped} already done, {r.failed} failed → {corpus}"))
         with Corpus(corpus, readonly=True) as c:
             t = Table(title="figlink demo corpus", title_justify="left")
             for col in ("paper", "title", "license", "figures", "inline refs", "refs with panels"):

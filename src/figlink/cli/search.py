@@ -26,6 +26,8 @@ def search(query: Optional[str] = typer.Argument(None, help="Free-text query (or
            as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
            image: Optional[Path] = typer.Option(None, "--image", help="Search by this figure image instead, "
                                                 "through the image–text matcher (figures only, no filters)."),
+           rerank: bool = typer.Option(True, "--rerank/--no-rerank",
+                                       help="Re-order the best hits with the learned re-ranker (when shipped)."),
            ) -> None:
     """Search figures or panels of a corpus, by text or by image."""
     from figlink.index import IndexMissing, Searcher
@@ -43,7 +45,7 @@ def search(query: Optional[str] = typer.Argument(None, help="Free-text query (or
     filters = {"figure_type": figure_type, "is_medical": medical, "open": True if open_only else None,
                "year_min": year_min, "year_max": year_max}
     try:
-        hits = Searcher(corpus).search(query, k=k, level=level, filters=filters)
+        hits = Searcher(corpus).search(query, k=k, level=level, filters=filters, rerank=rerank)
     except IndexMissing as e:
         fail(str(e))
     except FiglinkError as e:

@@ -1,10 +1,15 @@
 """What every engine shares: finding the sources, planning the tasks, running one task, and the writer.
 
-An engine is only a *runner*: a function that takes the planned tasks and yields their results, in any
-order, as they complete (``engine/local.py``: a process pool; ``engine/ray.py``: Ray tasks). Everything
-else — walking folders, pairing PDFs with their XML, hashing inputs to skip the done ones, recording bad
-inputs, committing to the corpus in small transactions from the calling process only, the progress bar
-and the report — is here, so both engines build the same corpus from the same inputs.
+An engine is only a *runner*: a function that takes the planned tasks and yields their results *in task
+order*, running at most a bounded window of tasks ahead of the oldest one not yet yielded
+(``engine/local.py``: a process pool; ``engine/ray.py``: Ray tasks). Everything else — walking folders,
+pairing PDFs with their XML, hashing inputs to skip the done ones, recording bad inputs, giving out paper
+ids, committing to the corpus in small transactions from the calling process only, the progress bar and the
+report — is here, so both engines build the same corpus from the same inputs.
+
+Results are written in input order, whatever order the workers finish in: which of two inputs keeps a
+contested paper id (:mod:`figlink.paper_ids`) never depends on timing, and since what a killed run had
+committed is a prefix of the inputs, a rerun resumes into the corpus an uninterrupted run builds.
 """
 
 from __future__ import annotations
@@ -13,20 +18,23 @@ import hashlib
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional
 
 from figlink.corpus import Corpus, file_sha256
 from figlink.errors import FiglinkError
-from figlink.images import ImageFolder
-from figlink.ingest import SUPPORTED_SUFFIXES, is_pairs_name, source_kind
+from figlink.images import discard
+from figlink.ingest import source_kind
 from figlink.ingest.pairs import PairLine, pair_id_of, pair_lines
+from figlink.ingest.sources import iter_sources
 from figlink.model import Paper
-from figlink.pipeline import PipelineOptions, process_pair, process_source
+from figlink.pipeline import PipelineOptions, stage_pair, stage_source
 
 COMMIT_EVERY = 50
 COMMIT_SECONDS = 2.0
+WINDOW_PER_WORKER = 16  # tasks a runner may run ahead of the oldest result not yet written, per worker
+MIN_WINDOW = 32
 
 
 class EngineError(RuntimeError):
@@ -43,6 +51,8 @@ class IngestReport:
     failed: int = 0
     seconds: float = 0.0
     failures: list[tuple[str, str, str]] = field(default_factory=list)  # (path, stage, reason)
+    renamed: list[tuple[str, str, str, str]] = field(default_factory=list)  # (path, proposed id, stored id, holder)
+    nodes: dict[str, int] = field(default_factory=dict)  # tasks run per node, when the runner says where
 
 
 @dataclass(frozen=True)
@@ -52,7 +62,7 @@ class Task:
     path: str
     xml: Optional[str]
     sha256: str
-    images: ImageFolder  # where the source's figure images go (the corpus's)
+    staging: str  # the folder the source's figure images are saved in, until the writer publishes them
     options: PipelineOptions
     pair: Optional[PairLine] = None  # a line of a figure-pairs file (``path`` is then ``FILE:LINE``)
 
@@ -65,61 +75,35 @@ class Result:
     paper: Optional[Paper] = None
     stage: str = ""
     reason: str = ""
+    node: str = ""  # where it ran, when the runner knows (the Ray node id)
 
 
-# A runner takes the tasks and yields one result per task, in completion order. It is closed (``close()``)
-# when the writer stops early, so a generator's ``finally`` is where it stops its workers.
+# A runner takes the tasks and yields one result per task, in task order, never running more than
+# ``window(workers)`` tasks past the oldest one it has not yielded (so results waiting for a slow task stay
+# few). It is closed (``close()``) when the writer stops early, so a generator's ``finally`` is where it
+# stops its workers.
 Runner = Callable[[list[Task]], Iterator[Result]]
 
 
-@dataclass(frozen=True)
-class Source:
-    """One input: a file, or a PDF with the JATS XML of the same article (merged, MedICaT Appendix A)."""
-
-    path: Path
-    xml: Optional[Path] = None
+def window(workers: int) -> int:
+    """How many tasks a runner with ``workers`` workers may run ahead of the oldest unwritten result."""
+    return max(MIN_WINDOW, WINDOW_PER_WORKER * max(1, workers))
 
 
-def _pair_pdfs(files: list[Path]) -> list[Source]:
-    """Pair ``X.pdf`` (or ``X-figures.pdf`` when there is no ``X.pdf``) with ``X.xml``/``X.nxml`` of the
-    same folder; every other file is a source of its own."""
-    by_key = {(f.parent, f.name.lower()): f for f in files}
-    used: set[Path] = set()
-    pairs: dict[Path, Path] = {}
-    for f in files:
-        if f.suffix.lower() != ".pdf":
-            continue
-        stem = f.stem[: -len("-figures")] if f.stem.lower().endswith("-figures") else f.stem
-        if stem != f.stem and (f.parent, f"{stem}.pdf".lower()) in by_key:
-            continue  # the article PDF takes the XML
-        xml = by_key.get((f.parent, f"{stem}.xml".lower())) or by_key.get((f.parent, f"{stem}.nxml".lower()))
-        if xml is not None and xml not in used:
-            used.add(xml)
-            pairs[f] = xml
-    return [Source(f, pairs.get(f)) for f in files if f not in used]
+@dataclass
+class Plan:
+    """The tasks of a run, and the inputs whose bytes are identical to a task's (they share its outcome)."""
 
-
-def iter_sources(sources: Iterable[str | Path]) -> Iterator[Source]:
-    """Files named, and supported files inside folders named (recursively, sorted), with PDFs paired
-    with their XML; missing paths are yielded too, so that the run reports them. In folders, figure-pairs
-    files are those named ``pairs.jsonl`` or ``*.pairs.jsonl``; a ``.jsonl`` named on its own is one too."""
-    for s in sources:
-        p = Path(s)
-        if p.is_dir():
-            files = [f for f in sorted(p.rglob("*"))
-                     if f.is_file() and not f.name.startswith(".")
-                     and (f.name.lower().endswith(SUPPORTED_SUFFIXES) or is_pairs_name(f.name))]
-            yield from _pair_pdfs(files)
-        else:
-            yield Source(p)
+    tasks: list[Task] = field(default_factory=list)
+    twins: dict[str, list[str]] = field(default_factory=dict)  # sha256 → paths of the later copies
 
 
 def run_task(task: Task) -> Result:
     """Parse and enrich one input; every failure becomes a result with its stage, never an exception."""
     try:
         if task.pair is not None:
-            return Result(task, paper=process_pair(task.pair, images=task.images, options=task.options))
-        paper = process_source(task.path, xml=task.xml, images=task.images, options=task.options)
+            return Result(task, paper=stage_pair(task.pair, staging=Path(task.staging), options=task.options))
+        paper = stage_source(task.path, xml=task.xml, staging=Path(task.staging), options=task.options)
         return Result(task, paper=paper)
     except FiglinkError as e:
         return Result(task, stage=e.stage, reason=str(e))
@@ -157,8 +141,8 @@ def _pair_sha256(line: PairLine, record: object) -> str:
     return h.hexdigest()
 
 
-def _plan_pairs(path: Path, done: set[str], images: ImageFolder, options: PipelineOptions, corpus: Corpus,
-                report: IngestReport, seen_ids: set[str]) -> Iterator[Task]:
+def _plan_pairs(path: Path, done: set[str], corpus: Corpus, options: PipelineOptions, report: IngestReport,
+                seen_ids: set[str], out: "Plan") -> None:
     """One task per line of a figure-pairs file not done yet. A line whose figure id repeats an earlier
     line's (of any pairs file of this run) is an error of that line; a line that is not JSON goes to its
     task, which reports it."""
@@ -178,22 +162,24 @@ def _plan_pairs(path: Path, done: set[str], images: ImageFolder, options: Pipeli
             report.skipped += 1
             continue
         done.add(sha)
-        yield Task(line.name, None, sha, images, options, pair=line)
+        out.tasks.append(Task(line.name, None, sha, str(corpus.staging_dir(sha)), options, pair=line))
 
 
 def plan(sources: Iterable[str | Path], corpus: Corpus, options: PipelineOptions,
-         report: IngestReport) -> list[Task]:
-    """The tasks to run: every source not done yet (by content hash), and every line of a figure-pairs file
-    not done yet. Unreadable and unsupported inputs are recorded as errors (stage ``read``) and committed."""
+         report: IngestReport) -> Plan:
+    """The tasks to run: every source not done yet (by content hash), in the order the sources are found.
+    A later copy of a task's bytes is not run again but shares its outcome (a twin). Unreadable and
+    unsupported inputs are recorded as errors (stage ``read``) and committed."""
     done = corpus.done_hashes()
-    images = corpus.image_folder()
-    tasks: list[Task] = []
+    corpus.clear_staging()
+    out = Plan()
+    first: dict[str, str] = {}  # sha256 → path of the task that runs those bytes
     pair_ids: set[str] = set()
     for src in iter_sources(sources):
         path = src.path
         if path.is_file() and source_kind(path) == "pairs":
             try:
-                tasks.extend(_plan_pairs(path, done, images, options, corpus, report, pair_ids))
+                _plan_pairs(path, done, corpus, options, report, pair_ids, out)
             except (FiglinkError, OSError) as e:
                 report.seen += 1
                 _record_failure(corpus, report, str(path), "read", str(e))
@@ -214,15 +200,52 @@ def plan(sources: Iterable[str | Path], corpus: Corpus, options: PipelineOptions
         if sha in done:
             report.skipped += 1
             continue
-        done.add(sha)  # the same bytes twice in one run are ingested once
-        tasks.append(Task(str(path), None if src.xml is None else str(src.xml), sha, images, options))
+        if sha in first:  # the same bytes twice in one run are parsed once; the copy gets the same outcome
+            out.twins.setdefault(sha, []).append(str(path))
+            continue
+        first[sha] = str(path)
+        out.tasks.append(Task(str(path), None if src.xml is None else str(src.xml), sha,
+                              str(corpus.staging_dir(sha)), options))
     corpus.commit()
-    return tasks
+    return out
+
+
+def _write(corpus: Corpus, res: Result, twins: list[str], report: IngestReport) -> None:
+    """Write one result: the paper under the id :meth:`Corpus.claim_id` gives it (its images published), or
+    the failure; then the outcome of the inputs with the same bytes."""
+    task = res.task
+    paper, stage, reason = res.paper, res.stage, res.reason
+    if paper is not None:
+        claim = corpus.claim_id(paper, task.path)
+        if claim.duplicate:
+            ids = ", ".join(f"{k} {v}" for k, v in (("PMCID", paper.pmcid), ("DOI", paper.doi)) if v)
+            reason = (f"the same article ({ids}) as {claim.holder}, stored as paper {paper.paper_id}; not "
+                      f"stored again (to update that paper, replace {claim.holder} and ingest again)")
+            paper, stage = None, "duplicate"
+        elif claim.paper_id is not None and claim.paper_id != paper.paper_id:
+            natural = paper.paper_id
+            note = f"paper id {natural} is held by another paper (from {claim.holder}); stored as {claim.paper_id}"
+            paper = replace(paper, paper_id=claim.paper_id, warnings=[*paper.warnings, note])
+            report.renamed.append((task.path, natural, claim.paper_id, claim.holder or ""))
+    if paper is not None:
+        corpus.put_paper(paper, task.sha256, task.path, staged=Path(task.staging))
+        report.ok += 1
+        report.skipped += len(twins)  # the same bytes: that paper
+        return
+    discard(Path(task.staging))
+    corpus.put_error(task.path, task.sha256, stage, reason)
+    report.failed += 1
+    report.failures.append((task.path, stage, reason))
+    for twin in twins:
+        twin_reason = f"{reason} (the same bytes as {task.path})"
+        corpus.put_error(twin, None, stage, twin_reason)
+        report.failed += 1
+        report.failures.append((twin, stage, twin_reason))
 
 
 def run_ingest(sources: Iterable[str | Path], corpus_dir: str | Path, runner: Runner,
                options: PipelineOptions = PipelineOptions(), progress: bool = True) -> IngestReport:
-    """Plan, run the tasks with ``runner``, and write each result to the corpus as it arrives.
+    """Plan, run the tasks with ``runner``, and write each result to the corpus as it arrives (in task order).
 
     The calling process is the only writer: results are committed every ``COMMIT_EVERY`` results or
     ``COMMIT_SECONDS`` seconds, each batch one SQLite transaction, so a killed run loses at most the batch
@@ -232,10 +255,11 @@ def run_ingest(sources: Iterable[str | Path], corpus_dir: str | Path, runner: Ru
     report = IngestReport()
     corpus = Corpus(corpus_dir)
     try:
-        tasks = plan(sources, corpus, options, report)
+        planned = plan(sources, corpus, options, report)
     except BaseException:
         corpus.close()
         raise
+    tasks = planned.tasks
     last_commit = time.monotonic()
     pending = 0
     bar = progress_bar(progress)
@@ -246,13 +270,9 @@ def run_ingest(sources: Iterable[str | Path], corpus_dir: str | Path, runner: Ru
         try:
             for res in results:
                 in_put = True
-                if res.paper is not None:
-                    corpus.put_paper(res.paper, res.task.sha256, res.task.path)
-                    report.ok += 1
-                else:
-                    corpus.put_error(res.task.path, res.task.sha256, res.stage, res.reason)
-                    report.failed += 1
-                    report.failures.append((res.task.path, res.stage, res.reason))
+                if res.node:
+                    report.nodes[res.node] = report.nodes.get(res.node, 0) + 1
+                _write(corpus, res, planned.twins.get(res.task.sha256, []), report)
                 in_put = False
                 pending += 1
                 if pending >= COMMIT_EVERY or time.monotonic() - last_commit > COMMIT_SECONDS:

@@ -10,24 +10,41 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import threading
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from figlink.engine.common import IngestReport, Result, Task, run_ingest, run_task
+from figlink.engine.common import IngestReport, Result, Task, run_ingest, run_task, window
 from figlink.pipeline import PipelineOptions
 
 
 def process_pool_runner(workers: int):
     """A runner that maps :func:`run_task` over a pool of ``workers`` spawned processes (in this process
-    when ``workers`` is 1 or there is one task)."""
+    when ``workers`` is 1 or there is one task), yielding results in task order with at most
+    :func:`~figlink.engine.common.window` tasks handed out past the oldest result not yet yielded."""
 
     def run(tasks: list[Task]) -> Iterator[Result]:
         if workers <= 1 or len(tasks) <= 1:
             yield from map(run_task, tasks)
             return
         ctx = mp.get_context("spawn")
+        slots = threading.Semaphore(window(workers))
+        stop = threading.Event()
+
+        def feed() -> Iterator[Task]:  # runs in the pool's task-handler thread, which may wait here
+            for task in tasks:
+                while not slots.acquire(timeout=0.1):
+                    if stop.is_set():
+                        return
+                yield task
+
         with ctx.Pool(processes=min(workers, len(tasks)), maxtasksperchild=200) as pool:
-            yield from pool.imap_unordered(run_task, tasks, chunksize=1)
+            try:
+                for result in pool.imap(run_task, feed(), chunksize=1):
+                    slots.release()
+                    yield result
+            finally:
+                stop.set()  # let the feeder end before the pool is terminated
 
     return run
 

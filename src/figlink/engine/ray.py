@@ -27,8 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
-from figlink.engine.common import EngineError, IngestReport, Result, Runner, Task, run_ingest, run_task
-from figlink.images import ImageFolder
+from figlink.engine.common import EngineError, IngestReport, Result, Runner, Task, run_ingest, run_task, window
 from figlink.pipeline import PipelineOptions
 
 INSTALL_HINT = "pip install 'figlink[ray]'"
@@ -146,14 +145,17 @@ def ray_session(workers: int = 1, address: Optional[str] = None) -> Iterator[Any
 
 
 def _run_remote(task: Task) -> Result:
-    """Body of the Ray task (a module-level function, so workers import it rather than unpickle code)."""
-    return run_task(task)
+    """Body of the Ray task (a module-level function, so workers import it rather than unpickle code); the
+    result names the node it ran on."""
+    import ray
+
+    return replace(run_task(task), node=ray.get_runtime_context().get_node_id())
 
 
 def _absolute(task: Task) -> Task:
     """The task with absolute paths: a Ray worker's working folder is not the driver's."""
     return replace(task, path=os.path.abspath(task.path), xml=None if task.xml is None else os.path.abspath(task.xml),
-                   images=ImageFolder(Path(os.path.abspath(task.images.root)), task.images.prefix))
+                   staging=os.path.abspath(task.staging))
 
 
 def _failure(ray: Any, task: Task, e: BaseException) -> Result:
@@ -169,32 +171,37 @@ def _failure(ray: Any, task: Task, e: BaseException) -> Result:
 
 def ray_runner(ray: Any, max_in_flight: Optional[int] = None) -> Runner:
     """A runner that submits :func:`run_task` as Ray tasks, at most ``max_in_flight`` at a time (by default
-    ``IN_FLIGHT_PER_CPU`` per CPU of the cluster), and yields their results as they complete."""
-    remote = ray.remote(num_cpus=1, max_retries=1, max_calls=MAX_CALLS_PER_WORKER)(_run_remote)
+    ``IN_FLIGHT_PER_CPU`` per CPU of the cluster) and at most :func:`~figlink.engine.common.window` past the
+    oldest result not yet yielded, and yields their results in task order."""
+    # SPREAD: independent CPU-bound tasks go to every node of a cluster rather than filling the driver's
+    # node first (Ray's default packs them there while it has room, and reuses its warm workers)
+    remote = ray.remote(num_cpus=1, max_retries=1, max_calls=MAX_CALLS_PER_WORKER,
+                        scheduling_strategy="SPREAD")(_run_remote)
 
     def run(tasks: list[Task]) -> Iterator[Result]:
         cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
         limit = max(1, max_in_flight or IN_FLIGHT_PER_CPU * cpus)
-        todo = iter(tasks)
-        in_flight: dict[Any, Task] = {}
+        ahead = max(limit, window(cpus))
+        in_flight: dict[Any, int] = {}  # object ref → task index
+        done: dict[int, Result] = {}  # results waiting for an earlier task
+        submitted = head = 0  # next task to submit; next task to yield
         try:
-            while True:
-                while len(in_flight) < limit:
-                    task = next(todo, None)
-                    if task is None:
-                        break
-                    in_flight[remote.remote(_absolute(task))] = task
-                if not in_flight:
-                    return
+            while head < len(tasks):
+                while len(in_flight) < limit and submitted < len(tasks) and submitted - head < ahead:
+                    in_flight[remote.remote(_absolute(tasks[submitted]))] = submitted
+                    submitted += 1
                 ready, _ = ray.wait(list(in_flight), num_returns=1)
                 for ref in ready:
-                    task = in_flight.pop(ref)
+                    i = in_flight.pop(ref)
+                    task = tasks[i]
                     try:
                         out = ray.get(ref)
+                        done[i] = Result(task, paper=out.paper, stage=out.stage, reason=out.reason, node=out.node)
                     except ray.exceptions.RayError as e:
-                        yield _failure(ray, task, e)
-                        continue
-                    yield Result(task, paper=out.paper, stage=out.stage, reason=out.reason)
+                        done[i] = _failure(ray, task, e)
+                while head in done:
+                    yield done.pop(head)
+                    head += 1
         finally:
             for ref in in_flight:  # stopped early: do not leave work running on a cluster we do not own
                 with contextlib.suppress(Exception):

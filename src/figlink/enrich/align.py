@@ -1,9 +1,11 @@
 """Panels ↔ subcaptions: each panel gets the part of the caption about it.
 
-Order of evidence: (1) the label read in the image matches a caption label; (2) spatial words
-("left", "top right", …) in a subcaption pick the panel at that place; (3) MedICaT's heuristic for the
-rest: panels in reading order (same row when tops differ by < 50 px, then left to right) are paired
-with the remaining subcaptions in caption order, and extra panels take the last subcaption.
+Order of evidence: (1) the label read in the image matches a caption label; (2) the rest is one
+assignment problem (scipy's ``linear_sum_assignment``): an unlabelled panel between labelled panels x
+and y in reading order (same row when tops differ by < 50 px, then left to right) should get a
+subcaption the caption names between x and y; then reading order against caption order (MedICaT's
+heuristic); spatial words ("left", "top right", …) pull a subcaption to the panel at that place. Extra
+panels take their cheapest subcaption.
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from typing import Optional
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 from figlink.model import CaptionSplit, Panel, Subcaption
 from figlink.text import grammar as g
@@ -49,6 +54,31 @@ def _place_score(p: Panel, words: set[str], panels: list[Panel]) -> float:
     return score
 
 
+def _cost(ordered: list[Panel], rest_panels: list[int], split: CaptionSplit, rest_subs: list[int]) -> np.ndarray:
+    """Cost of giving unlabelled panel ``rest_panels[r]`` the subcaption ``rest_subs[c]``.
+
+    A panel between labelled panels x and y (reading order) is expected to be one that the caption
+    names between x and y; a subcaption outside that gap costs its distance to it (in letters). Ties
+    go to the same order in both (reading order against caption order), and a subcaption's spatial
+    words ("left", "top") pull it to the panel at that place."""
+    letters = caption_labels(split)
+    index = {lab: n for n, lab in enumerate(letters)}
+    read = [index.get(p.label, -1) if p.label else None for p in ordered]
+    cost = np.zeros((len(rest_panels), len(rest_subs)))
+    for r, i in enumerate(rest_panels):
+        lo = max((v for v in read[:i] if v is not None and v >= 0), default=-1)
+        hi = min((v for v in read[i + 1:] if v is not None and v >= 0), default=len(letters))
+        for c, k in enumerate(rest_subs):
+            sub = split.subcaptions[k]
+            idx = [index[x.strip().lower()] for x in sub.labels if x.strip().lower() in index]
+            gap = min((0 if lo < v < hi else (lo - v + 1 if v <= lo else v - hi + 1) for v in idx), default=0)
+            order = abs(r - c)  # MedICaT: the n-th panel left gets the n-th subcaption left
+            words = _spatial_words(sub)
+            place = _place_score(ordered[i], words, ordered) / max(1, len(words)) if words else 0.0
+            cost[r, c] = gap + 0.1 * order - place
+    return cost
+
+
 def align(panels: list[Panel], split: Optional[CaptionSplit]) -> list[Panel]:
     """The panels in reading order, each a copy with ``subcaption_indices`` set to the subcaptions of
     ``split`` aligned with it (the inputs are not modified)."""
@@ -64,22 +94,14 @@ def align(panels: list[Panel], split: Optional[CaptionSplit]) -> list[Panel]:
             p.subcaption_indices = by_label
             done.add(i)
             used_subs.update(k for k, s in enumerate(split.subcaptions) if p.label in [l.lower() for l in s.labels])
-    # 2. spatial words
-    for k, sub in enumerate(split.subcaptions):
-        if k in used_subs:
-            continue
-        words = _spatial_words(sub)
-        free = [i for i in range(len(ordered)) if i not in done]
-        if not words or not free:
-            continue
-        i = max(free, key=lambda i: _place_score(ordered[i], words, ordered))
-        ordered[i].subcaption_indices = [k]
-        done.add(i)
-        used_subs.add(k)
-    # 3. MedICaT: reading order against caption order; extra panels take the last subcaption
+    # 2. the rest as one assignment problem (label gaps, caption order, spatial words)
     rest_subs = [k for k in range(len(split.subcaptions)) if k not in used_subs]
-    rest_panels = [p for i, p in enumerate(ordered) if i not in done]
-    if rest_subs:
-        for n, p in enumerate(rest_panels):
-            p.subcaption_indices = [rest_subs[min(n, len(rest_subs) - 1)]]
+    rest_panels = [i for i in range(len(ordered)) if i not in done]
+    if rest_subs and rest_panels:
+        cost = _cost(ordered, rest_panels, split, rest_subs)
+        rows, cols = linear_sum_assignment(cost)
+        for r, c in zip(rows, cols):
+            ordered[rest_panels[r]].subcaption_indices = [rest_subs[c]]
+        for r in set(range(len(rest_panels))) - set(rows.tolist()):  # extra panels: their cheapest text
+            ordered[rest_panels[r]].subcaption_indices = [rest_subs[int(np.argmin(cost[r]))]]
     return ordered

@@ -28,6 +28,7 @@ from figlink.errors import FiglinkError
 from figlink.images import ImageFolder
 from figlink.model import Box, CaptionSplit, Figure, FigureType, OcrText, Panel, subcaption_text
 from figlink.text import grammar as g
+from figlink.text.keywords import is_strong_signal
 from figlink.vision.figtype import is_medical
 from figlink.vision.image_io import ImageLike, read_image, to_gray
 from figlink.vision.labels import read_labels
@@ -123,7 +124,8 @@ def enrich_vision(figure: Figure, images: ImageFolder) -> Enriched:
     (``images.path(figure.image)``); a figure without an image file is returned as it is.
 
     An image that cannot be analysed leaves the figure's fields as they were and gives a warning. Stage 2
-    of the medical filter (MedICaT) keeps a keyword hit only when a medical type ranks in the top 4.
+    of the medical filter (MedICaT) keeps a keyword hit only when a medical type ranks in the top 4 or the
+    caption names an imaging modality (a strong signal the image head must not veto).
     """
     if not figure.image:
         return Enriched(figure)
@@ -136,6 +138,6 @@ def enrich_vision(figure: Figure, images: ImageFolder) -> Enriched:
         return Enriched(figure, (f"{figure.figure_id}: vision: {e}",))
     medical = figure.is_medical
     if medical is not None and fv.type_ranking:
-        medical = is_medical(fv.type_ranking, medical)
+        medical = is_medical(fv.type_ranking, medical, strong=is_strong_signal(figure.medical_keywords or ()))
     return Enriched(replace(figure, panels=fv.panels, ocr=fv.ocr, figure_type=fv.figure_type,
                             is_compound=bool(figure.is_compound) or fv.is_compound, is_medical=medical))

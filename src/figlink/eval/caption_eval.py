@@ -47,4 +47,4 @@ def mean_f1(items: Iterable[tuple[str, list[tuple[str, str]]]],
     return sum(scores) / len(scores) if scores else 0.0
 
 
-__all__ = ["tokens", "token_f1", "naive_split", "score_split", "mean_f1"]
+__all__ = ["token_f1", "naive_split", "score_split", "mean_f1"]

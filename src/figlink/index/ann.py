@@ -1,8 +1,13 @@
-"""Approximate nearest neighbours for large vector sets: a faiss IVF index with 8-bit scalar quantization.
+"""Approximate nearest neighbours for large vector sets: a faiss inverted-file (IVF) index whose lists
+hold 4-bit product-quantized codes scanned with SIMD (``IVF<nlist>,PQ<dim/4>x4fs``: 48 bytes a
+384-dimensional vector); it only proposes candidates, which :mod:`figlink.index.vectors` re-scores
+exactly from the stored vectors.
 
 Below ``MIN_VECTORS`` the exact matrix product is fast enough and no ANN index is built. Rows of the
 vector set are the faiss ids, so new rows can be added to the previous version's index as long as no
 row was removed (a removal, or growth past ``RETRAIN_GROWTH`` times the training size, retrains).
+The parameters were chosen by measurement on 200,000- and 1,000,000-panel indexes
+(``benchmarks/bench_index_scale.py``; README "Scale").
 """
 
 from __future__ import annotations
@@ -12,9 +17,11 @@ from typing import Optional
 
 import numpy as np
 
-MIN_VECTORS = 60_000
+MIN_VECTORS = 50_000  # below this, exact search (one matrix product) is faster than probing lists
 TRAIN_PER_LIST = 40
 NPROBE = 32
+PQ_DIMS = 4  # dimensions per 4-bit sub-quantizer: 384-dimensional MiniLM → 96 codes, 48 bytes a vector
+PQ_MIN_TRAIN = 16 * 39  # faiss's minimum training points for 4-bit codes
 RETRAIN_GROWTH = 4.0
 CHUNK = 100_000
 
@@ -27,21 +34,31 @@ def available() -> bool:
     return True
 
 
-def _nlist(n: int) -> int:
-    """About 2·sqrt(n) lists (a power of two, 64 to 4096), never more than the training points allow."""
-    return int(max(1, min(4096, max(64, 2 ** round(np.log2(np.sqrt(n) * 2))), n // TRAIN_PER_LIST)))
+def nlist_for(n: int) -> int:
+    """About sqrt(n) lists (a power of two, 256 to 2048), never more than the training points allow.
+
+    k-means training costs grow with nlist², so more lists make builds much slower for little gain:
+    at 1.7M vectors 1,024 lists and nprobe 32 scan 3% of the codes, about a millisecond."""
+    return int(max(1, min(2048, max(256, 2 ** round(np.log2(np.sqrt(n)))), n // TRAIN_PER_LIST)))
+
+
+def factory_string(n: int, dim: int) -> str:
+    """The faiss index for ``n`` vectors: IVF with 4-bit product quantization scanned with SIMD
+    ("fast scan"), or 8-bit scalar quantization when the dimension does not split into 4s."""
+    codec = f"PQ{dim // PQ_DIMS}x4fs" if dim % PQ_DIMS == 0 and n >= PQ_MIN_TRAIN else "SQ8"
+    return f"IVF{nlist_for(n)},{codec}"
 
 
 def train(vec: np.ndarray, seed: int = 0):
-    """A new IVF-SQ8 inner-product index holding every row of ``vec`` (ids = row numbers)."""
+    """A new IVF index over every row of ``vec`` (ids = row numbers; inner product)."""
     import faiss
 
     n, dim = vec.shape
-    nlist = _nlist(n)
+    index = faiss.index_factory(dim, factory_string(n, dim), faiss.METRIC_INNER_PRODUCT)
+    nlist = faiss.extract_index_ivf(index).nlist
     rng = np.random.default_rng(seed)
     sample = np.asarray(vec[np.sort(rng.choice(n, min(n, nlist * TRAIN_PER_LIST), replace=False))], dtype=np.float32)
-    index = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(dim), dim, nlist, faiss.ScalarQuantizer.QT_8bit,
-                                          faiss.METRIC_INNER_PRODUCT)
+    faiss.extract_index_ivf(index).cp.seed = seed
     index.train(sample)
     return add(index, vec, 0)
 
@@ -78,7 +95,8 @@ def update(prev_path: Optional[Path], vec: np.ndarray, old_rows: int, dropped: b
 
 
 def search(index, q: np.ndarray, count: int, row_mask: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
-    """The ``count`` rows nearest to ``q`` (inner product), optionally only rows where ``row_mask`` is set."""
+    """About the ``count`` rows nearest to ``q`` (approximate inner product), optionally only rows where
+    ``row_mask`` is set."""
     import faiss
 
     params = faiss.SearchParametersIVF(nprobe=NPROBE)  # type: ignore[call-arg]  # SWIG keyword arguments

@@ -19,13 +19,17 @@ from typing import Callable, Optional
 import numpy as np
 
 from figlink.corpus import Corpus
-from figlink.index import ann, lexical, store
+from figlink.index import ann, columns, lexical, store
 from figlink.index.docs import Doc, paper_docs
 from figlink.index.embed import Embedder, default_embedder, default_embedder_name
-from figlink.index.vectors import VectorSet
+from figlink.index.vectors import VectorSet, VectorWriter
 from figlink.model import Paper
 
 BATCH_PAPERS = 200
+# an update rewrites the lexical index into one segment once it added this share of its documents
+# (1/10: each document is rewritten about 10 times over the life of an index); smaller updates leave the
+# new segments to FTS5's automatic merging, so adding a few papers to a large index stays cheap
+OPTIMIZE_SHARE = 10
 
 
 @dataclass
@@ -103,40 +107,44 @@ def _build(root: Path, src: Corpus, emb: Optional[Embedder], full: bool,
         prev_db = sqlite3.connect(f"file:{prev_dir / 'lexical.sqlite'}?mode=ro", uri=True)
         prev_db.backup(db)
         prev_db.close()
-        sets = {lv: VectorSet.load(prev_dir, lv, with_ann=False) for lv in lexical.LEVELS} if dense_name else {}
     else:
         lexical.create(db)
-        sets = {lv: VectorSet.empty(emb.dim) for lv in lexical.LEVELS} if emb is not None else {}
     db.execute("PRAGMA journal_mode=OFF")
     db.execute("PRAGMA synchronous=OFF")
     gone = lexical.delete_papers(db, gone_papers)
-    old_rows = {lv: len(s.vec) for lv, s in sets.items()}
-    sets = {lv: s.drop(gone) for lv, s in sets.items()}
-    dropped = {lv: len(s.vec) != old_rows[lv] for lv, s in sets.items()}
+    writers = {lv: VectorWriter(tmp, lv, emb.dim) for lv in lexical.LEVELS} if emb is not None else {}
+    for lv, w in writers.items():
+        if prev_dir is not None:
+            w.keep(VectorSet.load(prev_dir, lv, with_ann=False), gone)
     next_id = (db.execute("SELECT MAX(doc) FROM docs").fetchone()[0] or 0) + 1
     next_id = max(next_id, (manifest or {}).get("next_id", 1) if not full else 1)
-    new_ids: dict[str, list[int]] = {lv: [] for lv in lexical.LEVELS}
-    new_vecs: dict[str, list[np.ndarray]] = {lv: [] for lv in lexical.LEVELS}
+    first_id = next_id
     for i in range(0, len(todo), BATCH_PAPERS):
         docs = [d for p in src.papers_with_ids(todo[i:i + BATCH_PAPERS]) for d in paper_docs(mapper(p) if mapper else p)]
         ids = lexical.insert(db, docs, next_id)
         next_id += len(docs)
         if emb is not None:
+            new: dict[str, tuple[list[int], list[np.ndarray]]] = {lv: ([], []) for lv in lexical.LEVELS}
             for d, doc_id, v in zip(docs, ids, embed_docs(docs, emb)):
-                new_ids[d.level].append(doc_id)
-                new_vecs[d.level].append(v)
-    sets = {lv: s.append(new_ids[lv], new_vecs[lv]) for lv, s in sets.items()}
+                new[d.level][0].append(doc_id)
+                new[d.level][1].append(v)
+            for lv, (doc_ids, vecs) in new.items():
+                writers[lv].add(doc_ids, vecs)
     db.commit()
     counts = {lv: db.execute("SELECT COUNT(*) FROM docs WHERE level=?", (lv,)).fetchone()[0] for lv in lexical.LEVELS}
     lexical.write_df(db)
-    db.execute("INSERT INTO fts_figure(fts_figure) VALUES ('optimize')")
-    db.execute("INSERT INTO fts_panel(fts_panel) VALUES ('optimize')")
+    inserted = next_id - first_id
+    lexical.merge_segments(db, rewrite=prev_dir is None or inserted * OPTIMIZE_SHARE >= sum(counts.values()))
     db.commit()
+    columns.save(tmp, *columns.from_db(db))
     db.close()
-    for lv, s in sets.items():
+    for lv, w in writers.items():
+        vec = w.close()
         prev_ann = prev_dir / f"{lv}.ann" if prev_dir is not None else None
-        s.ann = ann.update(prev_ann, s.vec, old_rows[lv], dropped[lv]) if ann.available() else None
-        s.save(tmp, lv)
+        index = ann.update(prev_ann, vec, w.kept_rows, w.dropped) if ann.available() else None
+        if index is not None:
+            ann.save(index, tmp / f"{lv}.ann")
+        del vec
     (tmp / "manifest.json").write_text(json.dumps({
         "format": store.FORMAT, "version": name, "created": time.time(), "dense": dense_name,
         "dim": emb.dim if emb is not None else None, "signals": ["lexical"] + (["text_dense"] if emb else []),

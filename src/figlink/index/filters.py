@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import numpy as np
 
 from figlink.errors import InputError
+
+if TYPE_CHECKING:
+    from figlink.index.columns import Columns
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -102,21 +105,21 @@ class Filters:
             args.append(self.paper_id)
         return "".join(f" AND {p}" for p in parts), args
 
-    def mask(self, cols: Mapping[str, np.ndarray]) -> Optional[np.ndarray]:
-        """A boolean mask over documents from their filter columns (None: everything passes)."""
+    def mask(self, cols: "Columns") -> Optional[np.ndarray]:
+        """A boolean mask over one level's documents (None: everything passes)."""
         if self.empty():
             return None
-        m = np.ones(len(cols["year"]), dtype=bool)
+        m = np.ones(len(cols.year), dtype=bool)
         if self.figure_type:
-            m &= np.isin(cols["figure_type"], np.asarray(self.figure_type, dtype=object))
+            m &= np.isin(cols.figure_type, cols.type_codes(self.figure_type))
         if self.is_medical is not None:
-            m &= cols["medical"] == int(self.is_medical)
+            m &= cols.medical == int(self.is_medical)
         if self.open is not None:
-            m &= cols["open"] == int(self.open)
+            m &= cols.open == int(self.open)
         if self.year_min is not None:
-            m &= cols["year"] >= self.year_min
+            m &= cols.year >= self.year_min
         if self.year_max is not None:
-            m &= (cols["year"] <= self.year_max) & (cols["year"] > 0)
+            m &= (cols.year <= self.year_max) & (cols.year > 0)
         if self.paper_id is not None:
-            m &= cols["paper_id"] == self.paper_id
+            m &= cols.paper == cols.paper_code(self.paper_id)
         return m

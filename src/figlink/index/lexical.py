@@ -12,7 +12,7 @@ import re
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Optional
 
 from figlink.index.docs import FIELDS, Doc
 from figlink.index.filters import Filters
@@ -131,6 +131,13 @@ def write_df(db: sqlite3.Connection) -> None:
         db.execute(f"DROP TABLE temp.v_{lv}")
 
 
+def merge_segments(db: sqlite3.Connection, rewrite: bool) -> None:
+    """Rewrite each level's FTS index as one segment (``rewrite``), or leave it to automatic merging."""
+    if rewrite:
+        for lv in LEVELS:
+            db.execute(f"INSERT INTO fts_{lv}(fts_{lv}) VALUES ('optimize')")
+
+
 def select_terms(db: sqlite3.Connection, level: str, words: list[str], n_docs: int) -> list[str]:
     """The query words worth scoring: known to the index, rarest first, without the very common ones.
 
@@ -202,31 +209,7 @@ def doc_rows(db: sqlite3.Connection, ids: list[int]) -> dict[int, dict]:
     return out
 
 
-def filter_columns(db: sqlite3.Connection, level: str) -> dict:
-    """Doc ids (ascending) and filter columns of one level, as numpy arrays."""
-    import numpy as np
-
-    rows = db.execute("SELECT doc, year, open, medical, figure_type, paper_id FROM docs WHERE level=? ORDER BY doc",
-                      (level,)).fetchall()
-    cols: list[Sequence[object]] = list(zip(*rows)) if rows else [[]] * 6
-    return {"doc": np.asarray(cols[0], dtype=np.int64), "year": np.asarray(cols[1], dtype=np.int32),
-            "open": np.asarray(cols[2], dtype=np.int8), "medical": np.asarray(cols[3], dtype=np.int8),
-            "figure_type": np.asarray(cols[4], dtype=object), "paper_id": np.asarray(cols[5], dtype=object)}
-
-
 def find_doc(db: sqlite3.Connection, level: str, paper_id: str, figure_id: str, panel: Optional[str]) -> Optional[int]:
     row = db.execute("SELECT doc FROM docs WHERE level=? AND paper_id=? AND figure_id=? AND panel IS ?",
                      (level, paper_id, figure_id, panel)).fetchone()
     return None if row is None else int(row[0])
-
-
-def panels_of_figures(db: sqlite3.Connection) -> dict[int, list[int]]:
-    """Figure document id → the ids of that figure's panel documents."""
-    figs: dict[tuple[str, str], int] = {}
-    out: dict[int, list[int]] = {}
-    for doc, level, pid, fid in db.execute("SELECT doc, level, paper_id, figure_id FROM docs ORDER BY level, doc"):
-        if level == "figure":
-            figs[(pid, fid)] = doc
-        elif (pid, fid) in figs:
-            out.setdefault(figs[(pid, fid)], []).append(doc)
-    return out

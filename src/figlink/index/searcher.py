@@ -1,6 +1,8 @@
 """Searching a published index: lexical and dense candidates per level, fused (figures: a weighted sum of
 scores; panels: reciprocal rank).
 Panel search adds the figure-level ranking as a third signal, so a panel's figure context counts.
+When a learned re-ranker is present (:mod:`figlink.index.rerank`; shipped by default) it re-orders the
+best fused candidates of each level; ``rerank=False`` turns it off.
 
 A :class:`Searcher` follows the corpus's ``CURRENT`` version: each query checks it and, when a new
 version is published, loads it whole before switching, so a query always runs on one complete version.
@@ -10,7 +12,8 @@ Safe to share between threads.
 from __future__ import annotations
 
 import threading
-from collections import Counter
+import time
+from collections import Counter, OrderedDict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -18,7 +21,8 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from figlink.errors import InputError
-from figlink.index import lexical, store
+from figlink.index import columns, lexical, rerank as rerank_mod, store
+from figlink.index.columns import Columns, FigurePanels
 from figlink.index.embed import Embedder, default_embedder
 from figlink.index.filters import Filters
 from figlink.index.fusion import rrf, weighted_scores
@@ -27,6 +31,8 @@ from figlink.index.vectors import VectorSet
 MAX_QUERY_CHARS = 1000
 MAX_K = 1000
 CANDIDATES = 100  # per signal, before fusion
+QUERY_CACHE = 1024  # query embeddings remembered per searcher
+RETRY_LOAD_S = 5.0  # a version that failed to load in the background is tried again after this
 # MiniLM is general-domain: the weaker signal on papers. "figure" (panel level only) ranks panels by how
 # well their whole figure matches (all its citing sentences, caption, OCR), then by their own match.
 SIGNAL_WEIGHTS = {"lexical": 1.0, "text_dense": 0.5, "figure": 1.0}
@@ -74,10 +80,11 @@ class _Version:
     manifest: dict
     db: Any
     vectors: dict[str, VectorSet]
-    cols: dict[str, dict]
-    panels_of: dict[int, list[int]]  # figure doc → its panel docs
+    cols: dict[str, Columns]
+    panels_of: FigurePanels  # figure doc → its panel docs
     lock: threading.Lock = field(default_factory=threading.Lock)
     facets: Optional[dict] = None  # computed on first use
+    figure_of: Optional[dict[int, int]] = None  # panel doc → figure doc, for the re-ranker (on first use)
 
 
 def _load(root: Path, name: str) -> _Version:
@@ -89,8 +96,8 @@ def _load(root: Path, name: str) -> _Version:
         import faiss
 
         faiss.omp_set_num_threads(1)  # one query probes a few lists: threads only add contention
-    cols = {lv: lexical.filter_columns(db, lv) for lv in lexical.LEVELS}
-    return _Version(name, manifest, db, vectors, cols, lexical.panels_of_figures(db))
+    cols, panels_of = columns.load(folder, db)
+    return _Version(name, manifest, db, vectors, cols, panels_of)
 
 
 def validate_query(query: Any, k: Any, level: Any) -> tuple[str, int, str]:
@@ -107,14 +114,29 @@ def validate_query(query: Any, k: Any, level: Any) -> tuple[str, int, str]:
 
 
 class Searcher:
-    """Searches the index of one corpus; reloads when a newer version is published."""
+    """Searches the index of one corpus; reloads when a newer version is published.
 
-    def __init__(self, corpus_dir: str | Path, embedder: Optional[Embedder] = None) -> None:
+    By default the first query after a publish loads the new version before it answers.
+    ``reload_in_background`` (the server) instead keeps answering from the loaded version while one
+    thread loads the new one, and switches when it is complete: no query waits for a load.
+    ``rerankers`` maps a level to its re-ranker model (absent or None: none for that level); left out,
+    the models shipped in the package are used.
+    """
+
+    def __init__(self, corpus_dir: str | Path, embedder: Optional[Embedder] = None,
+                 rerankers: Optional[Mapping[str, Any]] = None, *, reload_in_background: bool = False) -> None:
         self.corpus_dir = Path(corpus_dir)
+        self._rerankers = rerankers
         self.root = store.index_dir(corpus_dir)
         self._embedder = embedder
         self._version: Optional[_Version] = None
         self._reload = threading.Lock()
+        self.reload_in_background = reload_in_background
+        self._loader: Optional[threading.Thread] = None
+        self._loader_lock = threading.Lock()
+        self._failed: tuple[Optional[str], float] = (None, 0.0)
+        self._query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     def _embedder_for(self, v: _Version) -> Optional[Embedder]:
         if not v.manifest.get("dense"):
@@ -135,6 +157,9 @@ class Searcher:
             v = self._version
             if v is not None and v.name == name:
                 return v
+            if v is not None and self.reload_in_background:
+                self._load_later(name)
+                return v
             with self._reload:
                 if self._version is None or self._version.name != name:
                     try:
@@ -144,12 +169,51 @@ class Searcher:
                 return self._version
         raise IndexMissing(f"the index in {self.corpus_dir} kept changing while loading; try again")
 
+    def _query_vector(self, emb: Embedder, query: str) -> np.ndarray:
+        """The query's embedding; the last QUERY_CACHE queries are remembered (paging through results or
+        changing a filter repeats a query, and embedding it is the largest cost of a search)."""
+        key = (emb.name, query)
+        with self._cache_lock:
+            v = self._query_cache.get(key)
+            if v is not None:
+                self._query_cache.move_to_end(key)
+                return v
+        v = emb.encode([query])[0]
+        with self._cache_lock:
+            self._query_cache[key] = v
+            while len(self._query_cache) > QUERY_CACHE:
+                self._query_cache.popitem(last=False)
+        return v
+
+    def _load_later(self, name: str) -> None:
+        """Start loading version ``name`` in a thread unless one is loading already (or loading it failed
+        less than RETRY_LOAD_S ago)."""
+        with self._loader_lock:
+            if self._loader is not None and self._loader.is_alive():
+                return
+            failed_name, failed_at = self._failed
+            if failed_name == name and time.monotonic() - failed_at < RETRY_LOAD_S:
+                return
+            self._loader = threading.Thread(target=self._load_into, args=(name,), name="figlink-index-load",
+                                            daemon=True)
+            self._loader.start()
+
+    def _load_into(self, name: str) -> None:
+        try:
+            v = _load(self.root, name)
+        except Exception:  # noqa: BLE001 - e.g. removed while loading; queries go on from the loaded version
+            self._failed = (name, time.monotonic())
+            return
+        with self._reload:
+            if self._version is None or self._version.name < name:
+                self._version = v
+
     def _scored(self, v: _Version, level: str, query: str, qvec: Optional[np.ndarray], f: Filters, n: int
                 ) -> dict[str, list[tuple[int, float]]]:
         """Each signal's best ``n`` documents of one level with their scores (higher is better)."""
         scored: dict[str, list[tuple[int, float]]] = {}
         with v.lock:  # one sqlite connection per version
-            scored["lexical"] = lexical.search(v.db, level, query, n, f, len(v.cols[level]["doc"]))
+            scored["lexical"] = lexical.search(v.db, level, query, n, f, len(v.cols[level]))
         if qvec is not None and len(v.vectors[level].docs):
             scored["text_dense"] = v.vectors[level].top(qvec, n, f.mask(v.cols[level]))
         return scored
@@ -160,12 +224,26 @@ class Searcher:
                 "papers": len(v.manifest["papers"]), "signals": v.manifest["signals"]}
 
     def search(self, query: str, k: int = 10, level: str = "figure",
-               filters: Filters | Mapping[str, Any] | None = None) -> list[Hit]:
+               filters: Filters | Mapping[str, Any] | None = None, rerank: bool = True) -> list[Hit]:
         """The best ``k`` documents of ``level`` for ``query``, best first."""
-        return self.search_page(query, k=k, level=level, filters=filters).hits
+        return self.search_page(query, k=k, level=level, filters=filters, rerank=rerank).hits
+
+    def _reranked(self, v: _Version, level: str, query: str, qvec: Optional[np.ndarray], fused: list,
+                  scored: dict, on: bool) -> list:
+        """``fused`` re-ordered by the level's re-ranker, when there is one and ``on``."""
+        if not on or qvec is None:  # the models learned with the dense signal: without it, fusion alone
+            return fused
+        model = (self._rerankers or {}).get(level) if self._rerankers is not None else rerank_mod.default_model(level)
+        if model is None:
+            return fused
+        if v.figure_of is None:
+            v.figure_of = rerank_mod.figure_of_panels(v.panels_of)
+        return rerank_mod.rerank(model, v.db, v.lock, v.vectors.get(level), level, query, qvec, fused, scored,
+                                 v.cols[level], v.figure_of, len(v.cols[level]))
 
     def search_page(self, query: str, k: int = 10, level: str = "figure",
-                    filters: Filters | Mapping[str, Any] | None = None, offset: int = 0) -> "Page":
+                    filters: Filters | Mapping[str, Any] | None = None, offset: int = 0, rerank: bool = True
+                    ) -> "Page":
         """Hits ``offset+1`` to ``offset+k`` of the ranking (``offset + k`` at most ``MAX_K``), and its size.
 
         Each signal contributes its best ``depth`` candidates, ``depth`` the first of 100, 200, 400, …
@@ -181,22 +259,24 @@ class Searcher:
             n *= 2
         n = min(n, MAX_K)
         emb = self._embedder_for(v)
-        qvec = emb.encode([query])[0] if emb is not None else None
+        qvec = self._query_vector(emb, query) if emb is not None else None
         lists: list[list] = []
         if level == "figure":
             scored = self._scored(v, "figure", query, qvec, f, n)
             lists.extend(scored.values())
-            fused = weighted_scores(scored, FIGURE_WEIGHTS, FIGURE_SCALE)
+            fused = self._reranked(v, "figure", query, qvec, weighted_scores(scored, FIGURE_WEIGHTS, FIGURE_SCALE),
+                                   scored, rerank)
         else:
             scored = self._scored(v, "panel", query, qvec, f, n)
             fig_scored = self._scored(v, "figure", query, qvec, f, n)
             lists.extend([*scored.values(), *fig_scored.values()])
             rankings = {name: [d for d, _ in items] for name, items in scored.items()}
-            figs = weighted_scores(fig_scored, FIGURE_WEIGHTS, FIGURE_SCALE)
+            figs = self._reranked(v, "figure", query, qvec, weighted_scores(fig_scored, FIGURE_WEIGHTS, FIGURE_SCALE),
+                                  fig_scored, rerank)
             rankings["figure"] = _panels_by_figure(v, [d for d, _, _ in figs], rrf(rankings, SIGNAL_WEIGHTS))
-            fused = rrf(rankings, SIGNAL_WEIGHTS)
+            fused = self._reranked(v, "panel", query, qvec, rrf(rankings, SIGNAL_WEIGHTS), scored, rerank)
         mask = f.mask(v.cols[level])
-        allowed = len(v.cols[level]["doc"]) if mask is None else int(mask.sum())
+        allowed = len(v.cols[level]) if mask is None else int(mask.sum())
         # exact when no signal was cut off (nothing else can match) or every allowed document is ranked
         exact = all(len(items) < n for items in lists) or len(fused) >= allowed
         total = min(len(fused), MAX_K)
@@ -212,15 +292,16 @@ class Searcher:
         v = self.version()
         if v.facets is None:
             cols = v.cols["figure"]
-            types = Counter(t for t in cols["figure_type"] if t)
-            years = cols["year"][cols["year"] > 0]
+            counts = np.bincount(cols.figure_type[cols.figure_type >= 0], minlength=len(cols.figure_types))
+            types = Counter({t: int(c) for t, c in zip(cols.figure_types, counts) if t and c})
+            years = cols.year[cols.year > 0]
             v.facets = {
-                "figures": int(len(cols["doc"])),
+                "figures": len(cols),
                 "figure_type": [{"label": t, "figures": c} for t, c in sorted(types.items(), key=lambda x: (-x[1], x[0]))],
                 "year": {"min": int(years.min()), "max": int(years.max())} if len(years) else None,
-                "is_medical": {"true": int((cols["medical"] == 1).sum()), "false": int((cols["medical"] == 0).sum()),
-                               "unknown": int((cols["medical"] < 0).sum())},
-                "open": {"true": int((cols["open"] == 1).sum()), "false": int((cols["open"] == 0).sum())}}
+                "is_medical": {"true": int((cols.medical == 1).sum()), "false": int((cols.medical == 0).sum()),
+                               "unknown": int((cols.medical < 0).sum())},
+                "open": {"true": int((cols.open == 1).sum()), "false": int((cols.open == 0).sum())}}
         return v.facets
 
 
@@ -245,7 +326,7 @@ def _panels_by_figure(v: _Version, figures: list[int], panels: list[tuple[int, f
     order = {d: i for i, (d, _, _) in enumerate(panels)}
     out: list[int] = []
     for fig in figures:
-        out.extend(sorted(v.panels_of.get(fig, []), key=lambda d: (order.get(d, len(order)), d)))
+        out.extend(sorted(v.panels_of.get(fig).tolist(), key=lambda d: (order.get(d, len(order)), d)))
     return out
 
 
@@ -263,9 +344,9 @@ _searchers_lock = threading.Lock()
 
 
 def search(query: str, corpus: str | Path, k: int = 10, level: str = "figure",
-           filters: Filters | Mapping[str, Any] | None = None) -> list[Hit]:
+           filters: Filters | Mapping[str, Any] | None = None, rerank: bool = True) -> list[Hit]:
     """Search a corpus's index (one cached :class:`Searcher` per corpus folder)."""
     key = Path(corpus).resolve()
     with _searchers_lock:
         s = _searchers.setdefault(key, Searcher(key))
-    return s.search(query, k=k, level=level, filters=filters)
+    return s.search(query, k=k, level=level, filters=filters, rerank=rerank)

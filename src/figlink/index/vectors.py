@@ -3,12 +3,18 @@ centroid of its citing sentences); a document's score is its best vector's cosin
 
 Stored per level as ``vec`` (float16 [n_vectors, dim], rows grouped by document), ``starts`` (first
 row of each document) and ``docs`` (document ids, ascending, the order of both), plus an IVF index
-(``ann``) once the set is large. Small sets are searched exactly in memory; large ones through the
-ANN index, or exactly over the rows that pass a selective filter.
+(``ann``) once the set is large. Small sets are held in memory as float32 and searched exactly. Large
+ones stay on disk (memory-mapped): the ANN index proposes candidate rows, which are re-scored exactly
+from the stored vectors, so a hit's score is its true cosine whichever path found it; a filter that
+leaves few documents is searched exactly over their rows.
+
+A build writes the vectors with :class:`VectorWriter`, streaming: the previous version's rows are
+copied in chunks and new rows are appended batch by batch, so memory stays flat however large the set.
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -18,94 +24,172 @@ import numpy as np
 from figlink.index import ann as ann_mod
 
 EXACT_FILTERED_ROWS = 20_000  # a filter leaving fewer rows than this is searched exactly
+RERANK = 4  # ANN candidates re-scored exactly, per document wanted …
+MIN_CANDIDATES = 256  # … and at least this many (product-quantized scores swap near-ties: re-scoring mends it)
+COPY_ROWS = 65_536  # rows per chunk when copying a previous version's vectors
+_HEADER = 128  # bytes of the .npy header written by VectorWriter (fixed, so it can be rewritten)
+
+
+def _npy_header(rows: int, dim: int) -> bytes:
+    """A fixed-size .npy (version 1.0) header for a C-order float16 [rows, dim] array."""
+    d = "{'descr': '<f2', 'fortran_order': False, 'shape': (%d, %d), }" % (rows, dim)
+    body = d.ljust(_HEADER - 10 - 1) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(body)) + body.encode("latin1")
+
+
+def _ends(starts: np.ndarray, n_rows: int) -> np.ndarray:
+    return np.append(starts[1:], n_rows).astype(np.int64)
+
+
+def _rows_of(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The row numbers of documents given their first and one-past-last rows, concatenated."""
+    lengths = ends - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    return np.arange(total, dtype=np.int64) + offsets
 
 
 @dataclass
 class VectorSet:
-    vec: np.ndarray  # [n_vectors, dim]; float16 on disk, float32 in memory when small
+    vec: np.ndarray  # [n_vectors, dim]; float32 in memory (exact search) or float16 memory-mapped (ANN)
     starts: np.ndarray  # int64 [n_docs]
     docs: np.ndarray  # int64 [n_docs], ascending
     ann: Any = None  # faiss index over the rows, or None (exact search)
-
-    @classmethod
-    def empty(cls, dim: int) -> "VectorSet":
-        return cls(np.zeros((0, dim), np.float32), np.zeros(0, np.int64), np.zeros(0, np.int64))
-
-    def save(self, folder: Path, prefix: str) -> None:
-        arrays = {"vec": np.asarray(self.vec, dtype=np.float16), "starts": self.starts, "docs": self.docs}
-        for name, a in arrays.items():
-            with open(folder / f"{prefix}.{name}.npy", "wb") as f:
-                np.save(f, a)
-        if self.ann is not None:
-            ann_mod.save(self.ann, folder / f"{prefix}.ann")
 
     @classmethod
     def load(cls, folder: Path, prefix: str, with_ann: bool = True) -> "VectorSet":
         vec = np.load(folder / f"{prefix}.vec.npy", mmap_mode="r")
         ann_path = folder / f"{prefix}.ann"
         index = ann_mod.load(ann_path) if with_ann and ann_path.exists() and ann_mod.available() else None
-        if index is None:
+        if index is None and with_ann:
             vec = np.asarray(vec, dtype=np.float32)  # exact search: keep it in memory as float32
         return cls(vec, np.load(folder / f"{prefix}.starts.npy"), np.load(folder / f"{prefix}.docs.npy"), index)
-
-    def _ends(self) -> np.ndarray:
-        return np.append(self.starts[1:], len(self.vec)).astype(np.int64)
-
-    def drop(self, gone: set[int]) -> "VectorSet":
-        """Without the documents in ``gone`` (the ANN index is dropped: rebuild it)."""
-        if not gone or len(self.docs) == 0:
-            return self
-        keep = ~np.isin(self.docs, np.fromiter(gone, dtype=np.int64))
-        if keep.all():
-            return self
-        ends = self._ends()
-        lengths = (ends - self.starts)[keep]
-        rows = np.concatenate([np.arange(s, e) for s, e in zip(self.starts[keep], ends[keep])]) if keep.any() \
-            else np.zeros(0, np.int64)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if len(lengths) \
-            else np.zeros(0, np.int64)
-        return VectorSet(np.asarray(self.vec, dtype=np.float32)[rows], starts, self.docs[keep])
-
-    def append(self, docs: list[int], groups: list[np.ndarray]) -> "VectorSet":
-        """With new documents (ids above every present id), each with its [m, dim] vectors (m ≥ 1)."""
-        if not docs:
-            return self
-        lengths = np.asarray([len(g) for g in groups], dtype=np.int64)
-        starts = len(self.vec) + np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        return VectorSet(np.concatenate([np.asarray(self.vec, dtype=np.float32), *groups]).astype(np.float32),
-                         np.concatenate([self.starts, starts]).astype(np.int64),
-                         np.concatenate([self.docs, np.asarray(docs, dtype=np.int64)]), self.ann)
 
     def _owner(self, rows: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.starts, rows, side="right") - 1
 
-    def _exact(self, q: np.ndarray, mask: Optional[np.ndarray]) -> np.ndarray:
-        """Max cosine per document (−inf where ``mask`` is False)."""
-        if mask is None or self.ann is None:
-            s = np.maximum.reduceat(np.asarray(self.vec, dtype=np.float32) @ q, self.starts)
-            return s if mask is None else np.where(mask, s, -np.inf)
-        s = np.full(len(self.docs), -np.inf, dtype=np.float32)
-        ends = self._ends()
-        pos = np.flatnonzero(mask)
-        rows = np.concatenate([np.arange(self.starts[i], ends[i]) for i in pos]) if len(pos) else np.zeros(0, int)
-        sims = np.asarray(self.vec[rows], dtype=np.float32) @ q
-        np.maximum.at(s, self._owner(rows), sims)
-        return s
+    def _scores(self, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Exact cosines of ``rows`` (ascending, so a memory-mapped set is read in file order)."""
+        return np.asarray(self.vec[rows], dtype=np.float32) @ q
+
+    def _best_per_doc(self, rows: np.ndarray, sims: np.ndarray, n: int) -> list[tuple[int, float]]:
+        """The best ``n`` documents owning ``rows`` (max cosine per document), best first."""
+        if not len(rows):
+            return []
+        owners = self._owner(rows)
+        order = np.lexsort((owners, -sims))  # best first; ties on the smaller document (= smaller id)
+        owners, sims = owners[order], sims[order]
+        _, first = np.unique(owners, return_index=True)
+        first = np.sort(first)[:n]
+        return [(int(self.docs[owners[i]]), float(sims[i])) for i in first]
 
     def top(self, q: np.ndarray, n: int, mask: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
         """The best ``n`` documents (doc id, cosine), optionally among ``mask`` only."""
         if len(self.docs) == 0 or n <= 0:
             return []
-        if self.ann is None or (mask is not None and mask.sum() * 2 <= EXACT_FILTERED_ROWS):
-            s = self._exact(q, mask)
-        else:
-            row_mask = None
-            if mask is not None:
-                row_mask = np.repeat(mask, np.diff(np.append(self.starts, len(self.vec))))
-            rows, sims = ann_mod.search(self.ann, q, 4 * n, row_mask)
-            s = np.full(len(self.docs), -np.inf, dtype=np.float32)
-            np.maximum.at(s, self._owner(rows), sims)
-        n = min(n, len(s))
-        idx = np.argpartition(-s, n - 1)[:n]
-        idx = idx[np.argsort(-s[idx], kind="stable")]
-        return [(int(self.docs[i]), float(s[i])) for i in idx if np.isfinite(s[i])]
+        if self.ann is None:
+            return self._best_of(np.maximum.reduceat(np.asarray(self.vec, dtype=np.float32) @ q, self.starts), n, mask)
+        ends = None
+        if mask is not None:
+            pos = np.flatnonzero(mask)
+            ends = _ends(self.starts, len(self.vec))
+            if int((ends[pos] - self.starts[pos]).sum()) <= EXACT_FILTERED_ROWS:
+                rows = np.sort(_rows_of(self.starts[pos], ends[pos]))
+                return self._best_per_doc(rows, self._scores(rows, q), n)
+        row_mask = None
+        if mask is not None:
+            row_mask = np.repeat(mask, ends - self.starts)
+        rows, _ = ann_mod.search(self.ann, q, max(RERANK * n, MIN_CANDIDATES), row_mask)
+        rows = np.sort(rows)
+        return self._best_per_doc(rows, self._scores(rows, q), n)
+
+    def doc_scores(self, q: np.ndarray) -> np.ndarray:
+        """Every document's best cosine with ``q``, by exhaustive search in chunks (aligned with ``docs``)."""
+        best = np.full(len(self.docs), -np.inf, dtype=np.float32)
+        for s in range(0, len(self.vec), COPY_ROWS):
+            sims = np.asarray(self.vec[s:s + COPY_ROWS], dtype=np.float32) @ q
+            owners = self._owner(np.arange(s, s + len(sims)))  # ascending: one run of rows per document
+            first = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
+            docs = owners[first]  # a document cut by the chunk boundary keeps the better of its two parts
+            best[docs] = np.maximum(best[docs], np.maximum.reduceat(sims, first))
+        return best
+
+    def exact_top(self, q: np.ndarray, n: int, mask: Optional[np.ndarray] = None,
+                  scores: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
+        """The best ``n`` documents by exhaustive search (``scores``: :meth:`doc_scores`, when already
+        computed), optionally among ``mask`` only: the reference an ANN index is measured against."""
+        if len(self.docs) == 0 or n <= 0:
+            return []
+        return self._best_of(self.doc_scores(q) if scores is None else scores, n, mask)
+
+    def _best_of(self, scores: np.ndarray, n: int, mask: Optional[np.ndarray]) -> list[tuple[int, float]]:
+        """The best ``n`` documents by their scores (aligned with ``docs``), optionally among ``mask`` only;
+        ties on the smaller document."""
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+        n = min(n, len(scores))
+        idx = np.argpartition(-scores, n - 1)[:n]
+        idx = idx[np.lexsort((idx, -scores[idx]))]
+        return [(int(self.docs[i]), float(scores[i])) for i in idx if np.isfinite(scores[i])]
+
+
+class VectorWriter:
+    """Writes one level's vector set for a new version: kept rows of the previous version, then new rows.
+
+    Vectors go straight to ``<folder>/<prefix>.vec.npy`` (float16) as they come; ``close`` fixes the
+    header and writes ``starts`` and ``docs``. ``kept_rows`` are the previous rows carried over and
+    ``dropped`` says whether any previous row was left out (an ANN index can then not be extended).
+    """
+
+    def __init__(self, folder: Path, prefix: str, dim: int) -> None:
+        self.path = folder / f"{prefix}.vec.npy"
+        self.folder, self.prefix, self.dim = folder, prefix, dim
+        self._f = open(self.path, "wb")
+        self._f.write(_npy_header(0, dim))
+        self.rows = 0
+        self.kept_rows = 0
+        self.dropped = False
+        self._starts: list[np.ndarray] = []
+        self._docs: list[np.ndarray] = []
+
+    def _write(self, block: np.ndarray) -> None:
+        self._f.write(np.ascontiguousarray(block, dtype=np.float16).tobytes())
+        self.rows += len(block)
+
+    def keep(self, prev: VectorSet, gone: set[int]) -> None:
+        """Copy the previous version's documents, without those in ``gone``."""
+        if len(prev.docs) == 0:
+            return
+        ends = _ends(prev.starts, len(prev.vec))
+        keep = ~np.isin(prev.docs, np.fromiter(gone, dtype=np.int64, count=len(gone))) if gone else \
+            np.ones(len(prev.docs), dtype=bool)
+        self.dropped = not keep.all()
+        lengths = (ends - prev.starts)[keep]
+        self._starts.append(self.rows + np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64))
+        self._docs.append(prev.docs[keep])
+        rows = _rows_of(prev.starts[keep], ends[keep]) if self.dropped else None
+        total = int(lengths.sum())
+        for s in range(0, total, COPY_ROWS):
+            self._write(prev.vec[s:s + COPY_ROWS] if rows is None else prev.vec[rows[s:s + COPY_ROWS]])
+        self.kept_rows = self.rows
+
+    def add(self, docs: list[int], groups: list[np.ndarray]) -> None:
+        """New documents (ids above every present id), each with its [m, dim] vectors (m ≥ 1)."""
+        if not docs:
+            return
+        lengths = np.asarray([len(g) for g in groups], dtype=np.int64)
+        self._starts.append(self.rows + np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64))
+        self._docs.append(np.asarray(docs, dtype=np.int64))
+        self._write(np.concatenate(groups))
+
+    def close(self) -> np.ndarray:
+        """Finish the files; returns the stored vectors, memory-mapped."""
+        self._f.seek(0)
+        self._f.write(_npy_header(self.rows, self.dim))
+        self._f.close()
+        for name, parts in (("starts", self._starts), ("docs", self._docs)):
+            with open(self.folder / f"{self.prefix}.{name}.npy", "wb") as f:
+                np.save(f, np.concatenate(parts) if parts else np.zeros(0, np.int64))
+        return np.load(self.path, mmap_mode="r")

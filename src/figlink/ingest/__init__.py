@@ -51,12 +51,12 @@ def source_kind(path: Path) -> Optional[str]:
     return None
 
 
-def parse(path: str | Path, xml: str | Path | None = None, image_root: Optional[Path] = None,
-          image_prefix: str = "") -> Paper:
+def parse(path: str | Path, xml: str | Path | None = None, image_dir: Optional[Path] = None) -> Paper:
     """Parse one source into a Paper.
 
-    ``xml`` merges a PDF with its JATS. With ``image_root``, figure images found in the source are saved
-    under ``image_root/<paper_id>/`` and ``Figure.image`` is ``image_prefix + "<paper_id>/<file>"``.
+    ``xml`` merges a PDF with its JATS. With ``image_dir``, the figure images found in the source are saved
+    as files of that folder and ``Figure.image`` is the file's name (:meth:`figlink.images.ImageFolder.publish`
+    moves them under the paper's id once it is settled).
     """
     p = Path(path)
     if not p.exists():
@@ -71,13 +71,13 @@ def parse(path: str | Path, xml: str | Path | None = None, image_root: Optional[
         return parse_jats(p)
     if kind == "package":
         from figlink.ingest.pmc_package import parse_pmc_package
-        return parse_pmc_package(p, image_root=image_root, image_prefix=image_prefix)
+        return parse_pmc_package(p, image_dir=image_dir)
     if kind == "pdf":
         try:
             from figlink.ingest.pdf import parse_pdf  # type: ignore[import-not-found]
         except ImportError:
             raise InputError("PDF ingestion is not available in this build") from None
-        return parse_pdf(p, xml=xml, image_root=image_root, image_prefix=image_prefix)
+        return parse_pdf(p, xml=xml, image_dir=image_dir)
     if kind == "pairs":
         raise InputError(f"{p.name} is a figure-pairs file (one paper per line): ingest it with "
                          "`figlink ingest`, or read it with figlink.ingest.pairs.read_pairs")

@@ -20,17 +20,11 @@ from figlink.ingest.jats_xml import DEFAULT_MAX_BYTES, MATHML, XLINK_HREF, colla
     ids_in, parse_xml_bytes, read_bytes, without_ref_lists
 from figlink.ingest.licenses import normalize_license
 from figlink.model import Figure, Paper
+from figlink.paper_ids import safe_id
 from figlink.text.mentions import figure_key, figure_number
 
 __all__ = ["DEFAULT_MAX_BYTES", "paper_from_root", "parse_jats", "parse_jats_bytes", "parse_xml_bytes", "read_bytes",
            "safe_id", "without_ref_lists"]
-
-_SAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def safe_id(s: str) -> str:
-    """A string usable as a file name and URL segment."""
-    return _SAFE_ID.sub("_", s).strip("._") or "paper"
 
 
 # --------------------------------------------------------------------------------------------- metadata

@@ -10,7 +10,7 @@ over PIL's decompression-bomb limit, a repeated id) is one clear error for that 
 on. Only image headers are read here; decoding happens where pixels are needed.
 
 ``figlink ingest`` reads a pairs file line by line too (:func:`pair_lines`, one engine task per line:
-:func:`figlink.pipeline.process_pair`), copying each image into the corpus (:func:`save_pair_image`).
+:func:`figlink.pipeline.stage_pair`), copying each image into the task's staging folder (:func:`save_pair_image`).
 
 Each paper holds one figure:
 
@@ -165,14 +165,15 @@ def pair_id_of(record: Any) -> str:
     return ""
 
 
-def save_pair_image(paper: Paper, image_root: Path, image_prefix: str = "") -> Paper:
+def save_pair_image(paper: Paper, image_dir: Path) -> Paper:
     """Copy the figure image of a pairs paper (``Figure.image`` absolute, as :func:`pair_to_paper` leaves
-    it) to ``image_root/<paper_id>/<file>`` and name it ``image_prefix + "<paper_id>/<file>"``, as the
-    other readers save figure images. The copy is written under a temporary name and renamed into place."""
+    it) into the folder ``image_dir`` and name it by its file name there, as the other readers save figure
+    images (the corpus's writer publishes the folder under the paper id). The copy is written under a
+    temporary name and renamed into place."""
     figure = paper.figures[0]
     src = Path(figure.image or "")
     name = _UNSAFE.sub("_", src.name).strip("._") or f"figure{src.suffix}"
-    folder = Path(image_root) / paper.paper_id
+    folder = Path(image_dir)
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{name}.tmp"
     try:
@@ -181,7 +182,7 @@ def save_pair_image(paper: Paper, image_root: Path, image_prefix: str = "") -> P
     except OSError as e:
         tmp.unlink(missing_ok=True)
         raise InputError(f"{figure.figure_id}: cannot copy image {src.name}: {e.strerror or e}") from e
-    saved = replace(figure, image=f"{image_prefix}{paper.paper_id}/{name}")
+    saved = replace(figure, image=name)
     return replace(paper, figures=[saved])
 
 

@@ -21,9 +21,10 @@ from figlink.ingest.pdf_doc import Limits, TimeLimit, iter_pages, open_pdf, rend
 from figlink.ingest.pdf_figures import (MIN_SIDE, Region, body_width, graphic_regions, grow, is_body_line, match,
                                         space_region, text_heavy)
 from figlink.ingest.pdf_meta import find_doi, find_title
-from figlink.ingest.pdf_page import Box, Line, PageContent, area, intersection, read_page
+from figlink.ingest.pdf_page import MAX_PAGE_OBJECTS, Box, Line, PageContent, area, intersection, read_page
 from figlink import model
 from figlink.model import Figure, PageBox, Paper
+from figlink.paper_ids import safe_id
 from figlink.text.mentions import figure_number
 
 _WORD = re.compile(r"[\w-]+")
@@ -212,21 +213,18 @@ def _figure_id(key: str) -> str:
 
 
 def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path | None = None,
-              options: Options | None = None, *, image_root: Path | None = None,
-              image_prefix: str = "") -> Paper:
+              options: Options | None = None) -> Paper:
     """One :class:`Paper` from a PDF (source ``"pdf"``), or merged with its JATS (``"jats+pdf"``).
 
-    Figure crops are written as PNG into ``image_dir`` when given (``Figure.image`` is then the file
-    name, relative to ``image_dir``); with ``image_root`` instead (as :func:`figlink.ingest.parse`
-    passes it) they go to ``image_root/<paper_id>/`` and ``Figure.image`` is
-    ``image_prefix + "<paper_id>/<file>"``. ``Figure.page`` is 1-based; ``Figure.bbox`` and
-    ``Figure.caption_bbox`` (the caption's first part) are in PDF points, origin at the top-left of the
-    page. Raises :class:`~figlink.errors.InputError` or :class:`~figlink.errors.ParseError` with a
-    one-line reason for a bad file.
+    Figure crops are written as PNG files ``<figure_id>.png`` into ``image_dir`` when given (``Figure.image``
+    is then the file name). The paper id is the file name's stem made safe (merged: the JATS paper's id).
+    ``Figure.page`` is 1-based; ``Figure.bbox`` and ``Figure.caption_bbox`` (the caption's first part) are
+    in PDF points, origin at the top-left of the page. Raises :class:`~figlink.errors.InputError` or
+    :class:`~figlink.errors.ParseError` with a one-line reason for a bad file.
     """
     opts = options or Options()
     path = Path(path)
-    paper_id = path.stem
+    paper_id = safe_id(path.stem)
     clock = TimeLimit(opts.limits.time_limit_s, path.name)
     doc = open_pdf(path, opts.limits)
     warnings: list[str] = []
@@ -239,10 +237,6 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
     carry: Caption | None = None  # a caption cut off at the foot of the page before
     doi: str | None = None
     title: str | None = None
-    image_ref = ""
-    if image_dir is None and image_root is not None:
-        image_dir = Path(image_root) / paper_id
-        image_ref = f"{image_prefix}{paper_id}/"
     if image_dir is not None:
         image_dir = Path(image_dir)
         image_dir.mkdir(parents=True, exist_ok=True)
@@ -253,6 +247,8 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
                 warnings.append(f"page {i + 1}: /Rotate {page.get_rotation()} ignored (read unrotated)")
                 page.set_rotation(0)
             content = read_page(page, i)
+            if content.graphics_skipped:
+                warnings.append(f"page {i + 1}: draws over {MAX_PAGE_OBJECTS:,} objects; its graphics were not read")
             content.lines = heads.strip(content.lines)
             scanned = _is_scanned(content)
             pictures += scanned
@@ -290,9 +286,9 @@ def parse_pdf(path: str | Path, xml: str | Path | None = None, image_dir: Path |
                 if f.source != "none":
                     fig.bbox = _points(f.box)
                     if image_dir is not None:
-                        name = f"{paper_id}_{fig.figure_id}.png"
+                        name = f"{fig.figure_id}.png"
                         _crop(page, content, f.box, opts, image_dir / name)
-                        fig.image = image_ref + name
+                        fig.image = name
                 else:
                     warnings.append(f"page {i + 1}: no figure region found for {cap.label}")
                 figures[cap.key] = fig

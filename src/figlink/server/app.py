@@ -34,7 +34,7 @@ from figlink.server.records import IMAGE_TYPES, CorpusReader, figure_record, fig
 ID_CHARS = 1000  # longest id segment, percent-encoded
 LABEL = r"^[A-Za-z0-9]{1,4}$"
 SEARCH_PARAMS = {"q", "k", "offset", "level", "figure_type", "is_medical", "medical", "open", "year_min",
-                 "year_max", "paper_id"}
+                 "year_max", "paper_id", "rerank"}
 STATIC = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
           "style.css": "text/css; charset=utf-8", "favicon.svg": "image/svg+xml"}
 CACHE_IMAGES = "public, max-age=3600"
@@ -62,7 +62,7 @@ def create_app(corpus_dir: str | Path, searcher: Optional[Searcher] = None,
                images: Optional[ImageStore] = None) -> FastAPI:
     """The app serving one corpus (its index is followed as new versions are published)."""
     reader = CorpusReader(corpus_dir)
-    search = searcher or Searcher(reader.root)
+    search = searcher or Searcher(reader.root, reload_in_background=True)
     store = images or ImageStore()
     static = _static()
     docs_html, docs_csp = _docs_page()
@@ -129,7 +129,8 @@ def create_app(corpus_dir: str | Path, searcher: Optional[Searcher] = None,
                    open: Optional[bool] = Query(None),
                    year_min: Optional[int] = Query(None, ge=1, le=9999),
                    year_max: Optional[int] = Query(None, ge=1, le=9999),
-                   paper_id: Optional[str] = Query(None, max_length=ID_CHARS)) -> dict:
+                   paper_id: Optional[str] = Query(None, max_length=ID_CHARS),
+                   rerank: bool = Query(True, description="Re-order the best hits with the learned re-ranker")) -> dict:
         unknown = sorted(set(request.query_params) - SEARCH_PARAMS)
         if unknown:
             raise InputError(f"unknown parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(SEARCH_PARAMS))}")
@@ -141,7 +142,7 @@ def create_app(corpus_dir: str | Path, searcher: Optional[Searcher] = None,
             raise InputError("is_medical and medical disagree (they are the same filter)")
         filters = {"figure_type": figure_type, "is_medical": medical if is_medical is None else is_medical,
                    "open": open, "year_min": year_min, "year_max": year_max, "paper_id": paper_id}
-        page = search.search_page(q, k=k, level=level, filters=filters, offset=offset)
+        page = search.search_page(q, k=k, level=level, filters=filters, offset=offset, rerank=rerank)
         out = [_with_urls(h.to_dict()) for h in page.hits]
         return {"query": q, "level": level, "k": k, "offset": offset, "total": page.total,
                 "total_exact": page.total_exact, "next_offset": page.next_offset, "hits": out}

@@ -2,10 +2,10 @@
 
 A stored image is first opened header-only (its size, format and mode). When it is small (longest side at
 most ``AS_STORED_SIDE``) and no smaller size is asked for, its file is sent as stored. Everything else —
-panel crops, thumbnails, huge figures — is cut from a *working image*: the figure decoded once, reduced
-strip by strip in its own pixel mode (so a 16-bit or palette image is never converted at full size) to a
-longest side of at most ``WORKING_SIDE``, made 8-bit RGB by :func:`figlink.vision.image_io.read_image`,
-and kept in a small LRU cache. Panel boxes (pixels of the stored image) are scaled to it.
+panel crops, thumbnails, huge figures — is cut from a *working image*: the figure decoded once by
+:func:`figlink.vision.image_io.decode_reduced` (the decoder figlink's vision stage uses: reduced strip by
+strip in its own pixel mode, so a 16-bit or palette image is never converted at full size) to a longest
+side of at most ``WORKING_SIDE``, 8-bit RGB, and kept in a small LRU cache. Panel boxes (pixels of the stored image) are scaled to it.
 
 Memory is bounded three ways: an image whose decode would need more than ``MAX_DECODE_BYTES`` is refused
 with :class:`ImageUnavailable` (the API answers 422); decodes in flight share ``DECODE_BUDGET`` bytes, so
@@ -27,20 +27,14 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 from PIL import Image, UnidentifiedImageError
 
 from figlink.errors import InputError
-from figlink.vision.image_io import MAX_DECODE_PIXELS, open_image, read_image
+from figlink.vision.image_io import MAX_DECODE_BYTES, decode_bytes, decode_reduced, open_image
 
 WORKING_SIDE = 2048  # longest side of a working image
 AS_STORED_SIDE = 4096  # images up to this longest side are sent as stored (when no smaller size is asked)
-MAX_DECODE_BYTES = 1_300_000_000  # one decode: pixels x bytes per pixel (PIL's storage), after JPEG draft
 DECODE_BUDGET = MAX_DECODE_BYTES  # all decodes in flight together
 WORKING_CACHE_BYTES = 160 << 20  # working images kept (about ten at 2048 x 2048 RGB)
 RENDERED_CACHE_BYTES = 48 << 20  # encoded thumbnails and downscaled copies kept
-STRIP_PIXELS = 4_000_000  # pixels converted and reduced at a time
 WEB_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
-# bytes per pixel of PIL's in-memory storage, by mode (others: 4)
-_PIXEL_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16L": 2, "I;16B": 2, "I;16N": 2}
-# modes that Image.reduce cannot average as they are, and what each strip is converted to first
-_REDUCE_AS = {"1": "L", "P": "RGB", "PA": "RGBA", "I;16": "I", "I;16L": "I", "I;16B": "I", "I;16N": "I"}
 
 
 class ImageUnavailable(InputError):
@@ -83,30 +77,6 @@ def _open(path: Path) -> Image.Image:
         return open_image(path)
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as e:
         raise ImageUnavailable(f"not a readable image ({type(e).__name__}: {e})") from None
-
-
-def decode_bytes(width: int, height: int, mode: str) -> int:
-    """Bytes PIL holds for a decoded image of this size and mode."""
-    return width * height * _PIXEL_BYTES.get(mode, 4)
-
-
-def _reduce_strips(im: Image.Image, factor: int) -> Image.Image:
-    """``im`` (loaded) reduced ``factor`` times by box averaging, a strip of rows at a time, in a mode that
-    keeps its values (palette → RGB, 16-bit → 32-bit integer, bilevel → grey)."""
-    target = _REDUCE_AS.get(im.mode)
-    if im.mode == "P" and "transparency" in im.info:
-        target = "RGBA"
-    if factor == 1:
-        return im
-    w, h = im.size
-    rows = max(factor, (STRIP_PIXELS // w) // factor * factor)
-    out = Image.new(target or im.mode, (math.ceil(w / factor), math.ceil(h / factor)))
-    for y in range(0, h, rows):
-        part = im.crop((0, y, w, min(h, y + rows)))
-        if target:
-            part = part.convert(target)
-        out.paste(part.reduce(factor), (0, y // factor))
-    return out
 
 
 class _Budget:
@@ -224,28 +194,13 @@ class ImageStore:
 
     def _decode(self, path: Path) -> Working:
         info = self.info(path)
-        side = self.working_side
         with _open(path) as im:
-            if im.format == "JPEG" and info.longest > side:
-                im.draft(None, (side, side))  # JPEG is reduced (up to 8x) while decoding
-            w, h = im.size
-            need = decode_bytes(w, h, im.mode)
-            if w * h > MAX_DECODE_PIXELS or need > self.max_decode_bytes:
-                raise ImageUnavailable(
-                    f"the image is too large to serve: {info.width}x{info.height} pixels ({info.mode}) need "
-                    f"{need / 1e9:.2f} GB to decode; the limit is {self.max_decode_bytes / 1e9:.2f} GB and "
-                    f"{MAX_DECODE_PIXELS:,} pixels")
-            with self.budget.reserve(need):
-                try:
-                    im.load()
-                except Exception as e:  # PIL raises many kinds for damaged data
-                    raise ImageUnavailable(f"damaged image ({type(e).__name__}: {e})") from None
-                self.decodes += 1
-                small = _reduce_strips(im, max(1, math.ceil(max(w, h) / side)))
-                try:
-                    rgb, _ = read_image(small, side)
-                except InputError as e:
-                    raise ImageUnavailable(str(e)) from None
+            try:
+                rgb = decode_reduced(im, self.working_side, max_bytes=self.max_decode_bytes,
+                                     reserve=self.budget.reserve, reduce_to_fit=True)
+            except InputError as e:
+                raise ImageUnavailable(f"cannot serve the image: {e}") from None
+        self.decodes += 1
         return Working(rgb, rgb.width / info.width, rgb.height / info.height, info)
 
     def crop_png(self, path: Path, bbox: Sequence[float]) -> Optional[bytes]:

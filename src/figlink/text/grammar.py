@@ -58,8 +58,16 @@ def expand_range(first: str, last: str) -> list[str] | None:
 
     "A"–"C" → a, b, c; "ii"–"iv" → ii, iii, iv; "1"–"3" → 1, 2, 3. Two romans make a roman range when one
     of them has more than one letter ("i"–"v" is a letter range). A reversed or mixed-case letter range
-    gives both ends (``expand_letters``)."""
+    gives both ends (``expand_letters``). Primes carry over: "A′"–"C′" → a′, b′, c′; "B"–"C′" → b, b′, c, c′."""
     a, b = first.lower(), last.lower()
+    pa, pb = a[len(a.rstrip(PRIMES)):], b[len(b.rstrip(PRIMES)):]
+    if pa or pb:  # "A′–D′" → a′ … d′; "B–C′" → b, b′, c, c′
+        core = expand_range(first.rstrip(PRIMES), last.rstrip(PRIMES))
+        if core is None:
+            return None
+        if pa == pb:
+            return [c + pa for c in core]
+        return [x for c in core for x in (c, c + (pa or pb))]  # one end primed: both forms of each
     if a in ROMAN_VALUE and b in ROMAN_VALUE and (len(a) > 1 or len(b) > 1) and ROMAN_VALUE[a] < ROMAN_VALUE[b]:
         return list(ROMANS[ROMAN_VALUE[a] - 1:ROMAN_VALUE[b]])
     if len(a) == 1 and len(b) == 1 and a.isalpha() and b.isalpha():
@@ -97,10 +105,10 @@ def place_of(word: str) -> str | None:
 
 # ------------------------------------------------------------------------------------------ panel labels
 
-# One label as written: a letter with up to two primes ("B", "B′"), a roman numeral, two lower-case letters
+# One label as written: a letter or roman numeral with up to two primes ("B", "B′", "ii′"), two lower-case letters
 # (labels past z: "aa") or a number of one or two digits.
 _ROMAN = words_pattern(ROMANS)
-LABEL_ATOM = (rf"(?:[A-Za-z](?![A-Za-z]){PRIME}{{0,2}}|(?:{_ROMAN}|{_ROMAN.upper()})(?![A-Za-z])"
+LABEL_ATOM = (rf"(?:[A-Za-z](?![A-Za-z]){PRIME}{{0,2}}|(?:{_ROMAN}|{_ROMAN.upper()})(?![A-Za-z]){PRIME}{{0,2}}"
               r"|[a-z]{2}(?![A-Za-z])|\d{1,2}(?!\d))")
 # Words between two labels of a list ("A and B", "A to C"), besides commas, semicolons and dashes.
 LABEL_JOIN_WORDS = ("and", "or", "&", "to", "through", "thru")
@@ -115,9 +123,9 @@ LABEL_LIST = rf"{_LABEL_ITEM}(?:{LABEL_SEPARATOR}{_LABEL_ITEM})*"
 # The ways a caption writes panel labels. Each has a group "list" (LABEL_LIST).
 # (a) (A–C) (a, c, and e) (A, left) (C, in red, 200*): a list, optionally followed by a note.
 LABEL_PAREN = re.compile(rf"\(\s*(?:panels?\s+)?(?P<list>{LABEL_LIST})\s*(?P<note>[,;:]\s*[^()]{{0,60}}?)?\s*\)")
-# (image C) (PSA; image C) (panels A and B)
-LABEL_PANEL_PAREN = re.compile(rf"\((?:[^()]{{0,40}}?[;,]\s*)?(?:panels?|images?)\s+(?P<list>{LABEL_LIST})\s*\)",
-                               re.I)
+# (image C) (PSA; image C) (panels A and B) (KO; B): labels after a note, named as panels or after a ";"
+LABEL_PANEL_PAREN = re.compile(rf"\((?:(?:[^()]{{0,40}}?[;,]\s*)?(?:panels?|images?)\s+|[^();]{{1,40}};\s*)"
+                               rf"(?P<list>{LABEL_LIST})\s*\)", re.I)
 # a) A) A and B): a closing parenthesis only, not after a word character or "(".
 LABEL_HALF = re.compile(rf"(?<![^\s,;:.])(?P<list>{LABEL_LIST})\)$")
 # A. a. A: A and C: A, (where a sentence or clause opens); the group "p" is the mark.

@@ -256,6 +256,9 @@ def find_label_tokens(text: str, body: int, sents: list[tuple[int, int]]) -> lis
     # Bare letters count only as a style of the caption: "a …", "b …" both there.
     if not {"a", "b"} <= {t.labels[0] for t in tokens if t.form == "bare"}:
         tokens = [t for t in tokens if t.form != "bare"]
+    # A list that names a letter outside the panel sequence is no list of panels ("(H & E)"): it goes whole.
+    keep = accepted_labels(lab for t in tokens for lab in t.labels)
+    tokens = [t for t in tokens if len(t.labels) == 1 or all(lab in keep for lab in t.labels)]
     merged = _merge(text, tokens)
     keep = accepted_labels(lab for t in merged for lab in t.labels)
     kept: list[Tok] = []

@@ -252,6 +252,7 @@ def accepted_labels(labels: Iterable[str], max_gap: int = 2) -> set[str]:
     at most ``max_gap``; multi-letter romans (ii, iv) switch i, v and x to roman numerals unless the
     letters already run past h; numbers count only when no letters are found and 1 and 2 are there.
     """
+    labels = list(labels)
     letters: set[int] = set()
     romans: set[str] = set()
     numbers: set[int] = set()
@@ -306,6 +307,8 @@ def accepted_labels(labels: Iterable[str], max_gap: int = 2) -> set[str]:
                     break
                 keep.add(str(n))
                 prev = n
+    # A primed label ("B′", "ii′") is a panel of its own wherever its unprimed label is.
+    keep.update(lab for lab in labels if lab.rstrip(g.PRIMES) != lab and lab.rstrip(g.PRIMES) in keep)
     return keep
 
 
@@ -316,7 +319,7 @@ def label_order(label: str) -> tuple[int, int]:
     if idx is not None:
         return (0, idx * 4 + (len(label) - len(core)))
     if core in g.ROMAN_VALUE:
-        return (1, g.ROMAN_VALUE[core])
+        return (1, g.ROMAN_VALUE[core] * 4 + (len(label) - len(core)))
     return (2, int(core) if core.isdigit() else 0)
 
 
@@ -325,8 +328,9 @@ def sort_labels(labels: "Collection[str]") -> list[str]:
     roman = any(len(lab) > 1 and lab in g.ROMAN_VALUE for lab in labels)
 
     def key(lab: str) -> tuple[int, int]:
-        if roman and lab in g.ROMAN_VALUE:
-            return (1, g.ROMAN_VALUE[lab])
+        core = lab.rstrip(g.PRIMES)
+        if roman and core in g.ROMAN_VALUE:
+            return (1, g.ROMAN_VALUE[core] * 4 + (len(lab) - len(core)))
         return label_order(lab)
 
     return sorted(set(labels), key=key)

@@ -15,44 +15,17 @@ A *subcaption* is the text that describes some panels but not all of them; text 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from figlink.model import CaptionSplit, Subcaption
-from figlink.text import grammar as g
+from figlink.text.caption_clauses import WORD_CHAR, Span, about_all_is_shared, clause_start, closing_paren, \
+    is_generic, last_clause_note, merge_pieces, named_beyond, one_clause, ties_to, trim
+from figlink.text.caption_sentences import sentence_spans
 from figlink.text.label_roles import Tok, assign_roles, find_label_tokens, next_char
 from figlink.text.labels import label_order, sort_labels
 from figlink.text.mentions import leading_figure_index
-from figlink.text.caption_sentences import sentence_spans
 from figlink.text.spatial import PositionToken, find_positions
-
-_CLAUSE_BREAK = re.compile(r"[,;]\s+|\b(?:whereas|while)\s+")
-_LEAD_CHARS = frozenset(g.DASHES + " \t\n\r\u00a0,;:.)]")
-_TAIL_CHARS = frozenset(" \t\n\r\u00a0,;:([")
-
-# A sentence that reads like a note about the whole figure.
-_GENERIC_START = re.compile(
-    r"""^\W*(?:the\s+)?(?:scale\s*bars?|bars?\s*(?:[,:=]|represents?|indicates?|are|is)|(?:original\s+)?magnifications?\b|
-        data\s+(?:are|were|is|represent|shown|presented)|values\s+(?:are|were|represent)|
-        results\s+(?:are|were|represent)|error\s+bars|all\b|each\b|both\b|abbreviations?|n\s*=|
-        p\s*[<=>\u2264]|arrows?\b|arrowheads?\b|asterisks?\b|sections\s+shown|photographs?\b|pictures\b|
-        details?\b|see\b|doi\b|statistical|h\s*&\s*e\s+stain|ha?ematoxylin|the\s+(?:images|panels|photographs|pictures|
-        micrographs|graphs|data|results|experiments?)\b|images\s+(?:are|were)|experiments\s+were)""",
-    re.I | re.X,
-)
-_GENERIC_ANY = re.compile(
-    r"\b(?:all|both|each|every)\s+(?:the\s+)?(?:panels?|images?|pictures?|photographs?|micrographs?|figures?|"
-    r"sections?|graphs?|plots?|experiments?)\b|\bin\s+all\s+(?:panels|images|cases)\b",
-    re.I,
-)
-_WORD_CHAR = re.compile(r"\w")
-_LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
-
-
-# A piece of the caption is a plain tuple ``(start, end, labels)`` (labels ``()`` = shared): a caption cuts a
-# dozen of them and each is read once. Positional pieces carry more and stay objects (few captions have any).
-_Span = tuple[int, int, tuple[str, ...]]
 
 
 @dataclass(slots=True)
@@ -72,17 +45,11 @@ class _Ctx:
     text: str
     sents: list[tuple[int, int]]
     tokens: list[Tok]
-    pieces: list[_Span] = field(default_factory=list)
+    pieces: list[Span] = field(default_factory=list)
 
     def sentence_at(self, i: int) -> tuple[int, int] | None:
         """The sentence containing offset ``i``."""
         return next(((s, e) for s, e in self.sents if s <= i < e), None)
-
-
-def _is_generic(sentence: str) -> bool:
-    """A note about the whole figure: "Scale bars, 50 µm.", "Data are mean ± SD.", an abbreviation legend."""
-    return bool(_GENERIC_START.match(sentence) or _GENERIC_ANY.search(sentence)
-                or len(_LEGEND_ITEM.findall(sentence)) >= 2)
 
 
 def _segment(ctx: _Ctx) -> None:
@@ -97,22 +64,24 @@ def _segment(ctx: _Ctx) -> None:
         anchors = [t for t in toks if t.role in ("open", "trail")]
         if not anchors:
             refs = tuple(sorted({lab for t in toks for lab in t.labels}, key=label_order))
-            if refs and not group:
-                add((s, e, refs))
+            if not group or ties_to(refs, group):
+                add((s, e, refs))  # "In (A) and (B), arrows mark nuclei." after B's text is about A and B
             else:
                 free.append((s, e, toks))
             continue
         for fs, fe, _ in free:
             add((fs, fe, group))  # they continue the group (it changes only at a sentence with anchors)
         free = []
-        group, opener_group = _anchored(text, s, e, anchors, group, opener_group, add)
+        ref_toks = [t for t in toks if t.role == "ref"]
+        group, opener_group = _anchored(text, s, e, anchors, ref_toks, group, opener_group, add)
         last_anchors = anchors
     _tail(ctx, free, group, _list_style(ctx, last_anchors))
 
 
-def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, ...],
-              opener_group: tuple[str, ...], add: Callable[[_Span], None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Cut a sentence that holds anchors (openers, trailers); gives the group and opener group after it."""
+def _anchored(text: str, s: int, e: int, anchors: list[Tok], refs: list[Tok], group: tuple[str, ...],
+              opener_group: tuple[str, ...], add: Callable[[Span], None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Cut a sentence that holds anchors (openers, trailers) and references (``refs``); gives the group and
+    opener group after it."""
     c = s
     last_labels = group
     sub_only = True  # every anchor of the sentence refines the enclosing group
@@ -135,6 +104,8 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, .
                 head = group
                 if t is anchors[0] and not t.at_start and not is_sub and next_char(text, t.end).islower():
                     head = labels  # "The case depicted in (E) and (F) has …": the sentence is theirs
+                elif t is anchors[0]:
+                    head = named_beyond(refs, c, t.start, group) or head
                 add((c, t.start, head))
             if not is_sub or t.at_start:
                 opener_group = labels
@@ -143,13 +114,13 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, .
                 sub_openers = True
             if close_at < 0:
                 # (no "(" before the opener in its sentence: _closing_paren's depth is not positive)
-                close_at = _closing_paren(text, s, t.start, e) if text.find("(", s, t.start) >= 0 else -1
+                close_at = closing_paren(text, s, t.start, e) if text.find("(", s, t.start) >= 0 else -1
                 close_group = group
             group = labels
         else:
             if prev_anchor is not None and prev_anchor.role == "open" and not is_sub:
                 # "(C) X, whereas Y (D) …": D claims Y only, and never all of C's text.
-                cut = _clause_start(text, c, t.start)
+                cut = clause_start(text, c, t.start)
                 add((c, cut if cut > c else t.start, group))
                 c = cut if cut > c else t.start
             if t.start > c:
@@ -170,36 +141,17 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], group: tuple[str, .
         tail_labels = last_labels if anchors[-1].role == "trail" else group
         if anchors[-1].role == "trail" and set(last_labels) < set(opener_group):
             tail_labels = opener_group  # "…wild-type (A), unc-116 (B), and … dendrite." → the group
+        elif anchors[-1].role == "trail" and len(trailer_sets) >= 2 and WORD_CHAR.match(text[c:e].lstrip()) \
+                and one_clause(text, [t for t in anchors if t.role == "trail"]):
+            # "Images of tumour (a) and stroma (b) stained for X.": the clause goes on about every panel
+            # its trailers enumerate.
+            tail_labels = tuple(sorted({lab for t in trailer_sets for lab in t}, key=label_order))
         add((c, e, tail_labels))
     if (sub_only or sub_openers) and opener_group:
         group = opener_group  # sub-labels describe their sentence only
     elif len(trailer_sets) >= 2 and not opener_group:
         group = ()  # "X (A–D) and Y (E). Common text." enumerates; what follows is shared
     return group, opener_group
-
-
-def _closing_paren(text: str, s: int, i: int, e: int) -> int:
-    """Where the parenthesis open at ``i`` closes ("(a. U-fiber; b. ILF; see Fig 1) across …"), or -1."""
-    depth = text.count("(", s, i) - text.count(")", s, i)
-    if depth <= 0:
-        return -1
-    for j in range(i, e):
-        ch = text[j]
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-    return -1
-
-
-def _clause_start(text: str, a: int, b: int) -> int:
-    """Start of the last clause of ``text[a:b]`` (after a comma, semicolon, "whereas" or "while")."""
-    best = a
-    for m in _CLAUSE_BREAK.finditer(text, a, b):
-        best = m.end()
-    return best
 
 
 def _list_style(ctx: _Ctx, anchors: list[Tok]) -> bool:
@@ -222,28 +174,9 @@ def _tail(ctx: _Ctx, free: list[tuple[int, int, list[Tok]]], labels: tuple[str, 
         if named - set(labels):
             ctx.pieces.append((s, e, tuple(sorted(named, key=label_order))))
             continue
-        if not shared and _is_generic(ctx.text[s:e]):
+        if not shared and is_generic(ctx.text[s:e]):
             shared = True
         ctx.pieces.append((s, e, () if shared else labels))
-
-
-def _trim(text: str, a: int, b: int) -> tuple[int, int]:
-    """Trim a span: spaces and leading punctuation; trailing separators and a dangling "and"/"or"."""
-    while a < b and text[a] in _LEAD_CHARS:
-        a += 1
-    while b > a:
-        if text[b - 1] in _TAIL_CHARS:
-            b -= 1
-        elif text[b - 4:b].lower() == " and" or (b - a == 3 and text[a:b].lower() == "and"):
-            b -= 3
-        elif text[b - 3:b].lower() == " or" or (b - a == 2 and text[a:b].lower() == "or"):
-            b -= 2
-        else:
-            break
-    # Keep a closing bracket that balances an opening one inside the span.
-    while b < len(text) and text[b] == ")" and text.count("(", a, b) > text.count(")", a, b):
-        b += 1
-    return a, b
 
 
 def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
@@ -272,28 +205,17 @@ def _positional(ctx: _Ctx, positions: list[PositionToken]) -> list[_Piece]:
     return out
 
 
-def _merge_pieces(text: str, pieces: list[_Span]) -> list[_Span]:
-    """Join neighbouring pieces about the same labels (only spaces between them), in order of start."""
-    out: list[_Span] = []
-    for s, e, labels in sorted(pieces, key=lambda p: p[0]):
-        if out and out[-1][2] == labels and (s <= out[-1][1] or not text[out[-1][1]:s].strip()):
-            out[-1] = (out[-1][0], max(out[-1][1], e), labels)
-        else:
-            out.append((s, e, labels))
-    return out
-
-
 def _before_generic(ctx: _Ctx, a: int, b: int) -> int:
     """End of the text from ``a`` to ``b`` before its first figure-wide note (after its first sentence)."""
     for s, e in ctx.sents:
-        if a < s < b and _is_generic(ctx.text[s:e]):
+        if a < s < b and is_generic(ctx.text[s:e]):
             return s
     return b
 
 
-def _carve(pieces: list[_Span], holes: list[_Piece]) -> list[_Span]:
+def _carve(pieces: list[Span], holes: list[_Piece]) -> list[Span]:
     """Remove positional spans from shared pieces (text about one place is not about all panels)."""
-    out: list[_Span] = []
+    out: list[Span] = []
     for p in pieces:
         if p[2]:
             out.append(p)
@@ -319,8 +241,8 @@ def _build(text: str, pieces: list[tuple]) -> CaptionSplit:
     shared: list[str] = []
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[list[int]]] = {}
     for p in pieces:
-        a, b = _trim(text, p[0], p[1])
-        if _WORD_CHAR.search(text, a, b) is None:
+        a, b = trim(text, p[0], p[1])
+        if WORD_CHAR.search(text, a, b) is None:
             continue
         positions = p[3] if len(p) > 3 else ()
         if not p[2] and not positions:
@@ -353,7 +275,7 @@ def split_caption(caption: str) -> CaptionSplit:
     assign_roles(text, body, tokens, {s for s, _ in sents})
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx)
-    ctx.pieces = _merge_pieces(text, ctx.pieces)
+    ctx.pieces = merge_pieces(text, about_all_is_shared(text, last_clause_note(text, ctx.pieces), tokens))
     extra = _positional(ctx, positions)
     pieces: list[tuple] = _carve(ctx.pieces, extra) + [(p.start, p.end, p.labels, p.positions) for p in extra]
     pieces.sort(key=lambda p: p[0])  # (stable: carved pieces before positional ones at the same start)

@@ -6,7 +6,7 @@ photo, microscopy, radiology (CT, MRI, X-ray, ultrasound), table, equation, othe
 the file is missing, :func:`classify_image` returns ``(None, [])``.
 
 Medical filter, stage 2 (MedICaT): after the caption keyword stage, keep a figure when a medical
-type ranks in the classifier's top 4 (:func:`is_medical`).
+type ranks in the classifier's top 4, or when the caption names an imaging modality (:func:`is_medical`).
 """
 
 from __future__ import annotations
@@ -112,7 +112,14 @@ def classify_panels(image: Image.Image, boxes: Sequence[Sequence[float]], texts:
     return FigureType(label=ranking[0][0], score=round(ranking[0][1], 4)), [(k, round(v, 4)) for k, v in ranking]
 
 
-def is_medical(ranking: Sequence[tuple[str, float]], keyword_hit: bool, top_k: int = 4) -> bool:
-    """MedICaT's two-stage filter: caption keywords, then a medical type among the top ``top_k`` classes."""
-    return bool(keyword_hit) and any(label in MEDICAL_TYPES for label, _ in list(ranking)[:top_k])
+def is_medical(ranking: Sequence[tuple[str, float]], keyword_hit: bool, top_k: int = 4, *,
+               strong: bool = False) -> bool:
+    """MedICaT's two-stage filter: caption keywords, then a medical type among the top ``top_k`` classes.
+
+    A ``strong`` caption signal (the caption names an imaging modality:
+    :func:`figlink.text.keywords.is_strong_signal`) is kept whatever the image head says: the head was
+    trained on synthetic figures and must not veto the caption."""
+    if not keyword_hit:
+        return False
+    return strong or any(label in MEDICAL_TYPES for label, _ in list(ranking)[:top_k])
 

@@ -7,12 +7,14 @@ recognizer alone. Labels the full OCR did read are added.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
 from scipy import ndimage
 
+from figlink import model
 from figlink.model import OcrText
 from figlink.vision.ocr import panel_letter, recognize
 from figlink.vision.segment import Box, box_gap
@@ -31,7 +33,22 @@ class Label:
     box: Box
     score: float
     upper: bool = False  # as printed (for case consistency)
-    corner: float = 0.0  # distance to the nearest region top-left corner, in region diagonals
+    corner: float = 0.0  # distance to the nearest region anchor, in region diagonals
+    anchor: str = "top-left"  # which anchor of its region the label sits at (its layout style)
+
+
+# Where panel labels are printed relative to their panel: a left corner (journals) or centred under or
+# above it (textbooks: "(a)" below each photo). A figure uses one style for all its labels.
+ANCHORS = ("top-left", "bottom-left", "bottom-center", "top-center")
+SAME_SIZE = (0.6, 1.7)  # height ratios of labels printed alike (OCR boxes are padded, glyph boxes tight)
+CENTRED_REACH = 0.35  # how far (in panel heights) a centred label may sit from the panel's edge
+
+
+def anchor_point(region: Box, anchor: str) -> tuple[float, float]:
+    """The point of ``region`` that a label of style ``anchor`` sits at."""
+    x0, y0, x1, y1 = region
+    x = x0 if anchor.endswith("left") else (x0 + x1) / 2
+    return x, (y0 if anchor.startswith("top") else y1)
 
 
 def _components(mask: np.ndarray) -> list[Box]:
@@ -72,6 +89,11 @@ def _words(glyphs: list[Box]) -> list[Box]:
 
 def candidate_boxes(gray: np.ndarray, regions: Sequence[Box], bg: float) -> list[Box]:
     """Short glyph groups of letter size that lie near a corner of one of ``regions``."""
+    return [w for w in glyph_words(gray, bg) if _near_corner(w, regions, w[3] - w[1])]
+
+
+def glyph_words(gray: np.ndarray, bg: float) -> list[Box]:
+    """Short glyph groups of letter size anywhere in the image (dark on light, or light on a photo)."""
     H, W = gray.shape
     max_h = max(14, int(0.09 * min(H, W)))
     local = ndimage.uniform_filter(gray, size=41)  # wide enough that a light glyph barely lifts it
@@ -87,19 +109,22 @@ def candidate_boxes(gray: np.ndarray, regions: Sequence[Box], bg: float) -> list
             glyphs = glyphs[:4000]
         for wd in _words(glyphs):
             w, h = wd[2] - wd[0], wd[3] - wd[1]
-            if w > 2.6 * h:
-                continue
-            if _near_corner(wd, regions, h):
+            if w <= 2.6 * h:
                 found.append(wd)
     return found
 
 
 def _near_corner(word: Box, regions: Sequence[Box], h: int) -> bool:
+    """Does the glyph group sit near one of the label anchors of a region?"""
     cx, cy = (word[0] + word[2]) / 2, (word[1] + word[3]) / 2
     for r in regions:
         reach = max(3 * h, 0.15 * min(r[2] - r[0], r[3] - r[1]))
-        for x, y in ((r[0], r[1]), (r[0], r[3])):  # labels sit at a panel's left corners
-            if abs(cx - x) <= reach and abs(cy - y) <= reach:
+        for a in ANCHORS:
+            x, y = anchor_point(r, a)
+            rx, ry = reach, reach
+            if a.endswith("center"):  # centred under/over the panel, maybe below its own caption-like text
+                rx, ry = max(1.5 * h, 0.05 * (r[2] - r[0])), max(reach, CENTRED_REACH * (r[3] - r[1]))
+            if abs(cx - x) <= rx and abs(cy - y) <= ry:
                 return True
     return False
 
@@ -116,28 +141,134 @@ def read_labels(rgb: np.ndarray, gray: np.ndarray, regions: Sequence[Box], bg: f
                 min_score: float = 0.45) -> list[Label]:
     """Panel labels in the image: candidates near region corners read by the recognizer, plus OCR hits."""
     ocr_items = list(ocr_items)
-    boxes = [b for b in candidate_boxes(gray, regions, bg) if not _inside_running_text(b, ocr_items)]
+    words = [b for b in glyph_words(gray, bg) if not _inside_running_text(b, ocr_items)]
+    ocr_boxes = [(it, _pixel_box(it.bbox)) for it in ocr_items] + _leading_letters(ocr_items)
+
+    def near(b: Box) -> bool:
+        return _near_corner(b, regions, b[3] - b[1])
+
+    labels = _read(rgb, [b for b in words if near(b)], [(it, b) for it, b in ocr_boxes if near(b)],
+                   regions, min_score)
+    found = _consistent(labels, allowed)
+    if allowed and len(found) < len(allowed):
+        # letters the full OCR read that line up with another such letter are labels wherever they are
+        # (panels that touch leave no region corner to search near)
+        far = _read(rgb, [], [(it, b) for it, b in ocr_boxes if not near(b)], regions, min_score)
+        far = [l for l in far if l.letter in allowed
+               and any(k.letter != l.letter and _lined_up(l, k) for k in far + found)]
+        if far:
+            labels += far
+            found = _consistent(labels, allowed)
+    if allowed and found and len(found) < len(allowed):
+        # Labels share one style: letters of the size of those read, on their row or column, are
+        # labels too even away from a detected region's corner (panels the XY-cut could not part).
+        labels += _read(rgb, [b for b in words if not near(b) and _aligned(b, found)],
+                        [(it, b) for it, b in ocr_boxes if not near(b) and _aligned(b, found)], regions, min_score)
+        found = _consistent(labels, allowed)
+    if allowed and 2 <= len(found) < len(allowed):
+        found = _consistent(labels + _by_sequence(found, ocr_boxes, allowed, regions), allowed)
+    return found
+
+
+_LABEL_SHAPE = re.compile(r"^\(?[^\s()]\)?$")
+
+
+def _by_sequence(found: Sequence[Label], ocr_boxes: Sequence[tuple[OcrText, Box]], allowed: set[str],
+                 regions: Sequence[Box]) -> list[Label]:
+    """Misread labels ("(6)" for "(b)") named by their place: a label-shaped item lined up with two or
+    more labels read, alone between two of them in their row (or column), is the one letter the
+    caption has between theirs; past the row's end, the next (previous) letter."""
+    order = sorted(allowed)
+    have = {l.letter for l in found}
+    out: list[Label] = []
+    for it, b in ocr_boxes:
+        if not _LABEL_SHAPE.match(it.text.strip()) or panel_letter(it.text) in have:
+            continue
+        probe = Label("?", b, 0.5)
+        line = [l for l in found if _lined_up(probe, l)]
+        if len(line) < 2:
+            continue
+        along = 0 if max(l.box[0] for l in line) - min(l.box[0] for l in line) >= \
+            max(l.box[1] for l in line) - min(l.box[1] for l in line) else 1
+        pos = b[along]
+        before = [l for l in line if l.box[along] < pos]
+        after = [l for l in line if l.box[along] > pos]
+        # at the row's end: the letter next in the caption's order past the last one read
+        lo = max(before, key=lambda l: l.box[along]).letter if before else None
+        hi = min(after, key=lambda l: l.box[along]).letter if after else None
+        if lo is None and hi is None:
+            continue
+        if lo is None:
+            between = [c for c in order if hi is not None and c < hi][-1:]
+        elif hi is None:
+            between = [c for c in order if c > lo][:1]
+        else:
+            between = [c for c in order if lo < c < hi]
+        if len(between) == 1 and between[0] not in have:
+            out.append(Label(between[0], b, 0.5, it.text.strip("()").isupper(), *_corner_distance(b, regions)))
+    return out
+
+
+def _pixel_box(b: "model.Box") -> Box:
+    return int(round(b[0])), int(round(b[1])), int(round(b[2])), int(round(b[3]))
+
+
+def _leading_letters(items: Sequence[OcrText]) -> list[tuple[OcrText, Box]]:
+    """The lone letter that opens an OCR line ("b time together"): a label printed before a panel title.
+    Its box is the line's share of the letter's characters."""
+    out: list[tuple[OcrText, Box]] = []
+    for it in items:
+        text = it.text.strip()
+        first, _, rest = text.partition(" ")
+        if not rest or panel_letter(first) is None:
+            continue
+        x0, y0, x1, y1 = it.bbox
+        if (y1 - y0) > (x1 - x0):
+            continue  # vertical line: an axis title
+        x1 = x0 + (x1 - x0) * (len(first) + 0.5) / len(text)
+        out.append((OcrText(text=first, bbox=it.bbox, score=0.9 * float(it.score or 1.0)),
+                    (int(x0), int(y0), int(round(x1)), int(y1))))
+    return out
+
+
+def _read(rgb: np.ndarray, boxes: Sequence[Box], ocr_hits: Sequence[tuple[OcrText, Box]],
+          regions: Sequence[Box], min_score: float) -> list[Label]:
+    """Panel letters among glyph groups (read by the recognizer) and full-OCR hits."""
     labels: list[Label] = []
     for b, (text, score) in zip(boxes, recognize([_crop(rgb, b) for b in boxes])):
         letter = panel_letter(text) or _CONFUSABLE.get(text.strip("()."))
         if letter and score >= min_score:
             labels.append(Label(letter, b, score if panel_letter(text) else 0.8 * score, text.strip("().").isupper(),
-                                _corner_distance(b, regions)))
-    for it in ocr_items:
+                                *_corner_distance(b, regions)))
+    for it, b in ocr_hits:
         letter = panel_letter(it.text)
-        x0, y0, x1, y1 = (int(round(v)) for v in it.bbox)
-        b = (x0, y0, x1, y1)
-        if letter and (it.score or 1.0) >= min_score and _near_corner(b, regions, b[3] - b[1]):
+        if letter and (it.score or 1.0) >= min_score:
             labels.append(Label(letter, b, float(it.score or 1.0), it.text.strip("().").isupper(),
-                                _corner_distance(b, regions)))
-    return _consistent(labels, allowed)
+                                *_corner_distance(b, regions)))
+    return labels
 
 
-def _corner_distance(b: Box, regions: Sequence[Box]) -> float:
-    """Distance from the box centre to the nearest left corner of a region, in region diagonals."""
+def _aligned(b: Box, labels: Sequence[Label]) -> bool:
+    """Is ``b`` the size of the labels read (:data:`SAME_SIZE`) and on the row or column of one of them?"""
+    h = b[3] - b[1]
+    ref = float(np.median([l.box[3] - l.box[1] for l in labels]))
+    if not SAME_SIZE[0] * ref <= h <= SAME_SIZE[1] * ref:
+        return False
+    return any(abs(b[1] - l.box[1]) <= 0.4 * ref or abs(b[0] - l.box[0]) <= 0.4 * ref for l in labels)
+
+
+def _corner_distance(b: Box, regions: Sequence[Box]) -> tuple[float, str]:
+    """Distance from the box centre to the nearest anchor of a region (in region diagonals), and its name."""
     cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
-    return min((min(float(np.hypot(cx - r[0], cy - r[1])), float(np.hypot(cx - r[0], cy - r[3])))
-                / max(1.0, float(np.hypot(r[2] - r[0], r[3] - r[1]))) for r in regions), default=1.0)
+    best = (1.0, "top-left")
+    for r in regions:
+        diag = max(1.0, float(np.hypot(r[2] - r[0], r[3] - r[1])))
+        for a in ANCHORS:
+            x, y = anchor_point(r, a)
+            d = float(np.hypot(cx - x, cy - y)) / diag
+            if d < best[0]:
+                best = (d, a)
+    return best
 
 
 def _inside_running_text(b: Box, items: Sequence[OcrText]) -> bool:
@@ -156,6 +287,50 @@ def _inside_running_text(b: Box, items: Sequence[OcrText]) -> bool:
     return False
 
 
+def family(anchor: str) -> str:
+    """Left-corner labels are one style whichever corner is nearer (a label at a panel's top-left is
+    also at the bottom-left of the panel above); centred ones keep their side."""
+    return "left" if anchor.endswith("left") else anchor
+
+
+def label_style(labels: Sequence[Label]) -> str:
+    """The label style (anchor family) most distinct letters sit at (ties: left corners)."""
+    families = ("left",) + tuple(a for a in ANCHORS if not a.endswith("left"))
+    letters = {f: {l.letter for l in labels if family(l.anchor) == f} for f in families}
+    return max(families, key=lambda f: (len(letters[f]), -families.index(f)))
+
+
+def _lined_up(a: Label, b: Label) -> bool:
+    """Do two labels look alike (heights within :data:`SAME_SIZE`) and share a row or a column?"""
+    ha, hb = a.box[3] - a.box[1], b.box[3] - b.box[1]
+    if not SAME_SIZE[0] * ha <= hb <= SAME_SIZE[1] * ha:
+        return False
+    tol = 0.5 * max(ha, hb)
+    return abs(a.box[1] - b.box[1]) <= tol or abs(a.box[0] - b.box[0]) <= tol
+
+
+def _one_per_letter(labels: list[Label]) -> list[Label]:
+    """One place per letter: in the figure's label style, lined up with the other letters' places
+    (labels form rows and columns), nearest its anchor, best read; refined once against the choice."""
+    style = label_style(labels)
+    letters = sorted({l.letter for l in labels})
+
+    def pick(support) -> dict[str, Label]:
+        best: dict[str, Label] = {}
+        for l in labels:
+            key = (family(l.anchor) != style, -support(l), l.corner, -l.score)
+            b = best.get(l.letter)
+            if b is None or key < (family(b.anchor) != style, -support(b), b.corner, -b.score):
+                best[l.letter] = l
+        return best
+
+    best = pick(lambda l: 0)
+    for _ in range(2):
+        chosen = dict(best)
+        best = pick(lambda l: sum(_lined_up(l, chosen[k]) for k in letters if k != l.letter))
+    return list(best.values())
+
+
 def _consistent(labels: list[Label], allowed: Optional[set[str]]) -> list[Label]:
     """Drop duplicates (same place), letters not in the caption, and repeated letters (keep the best)."""
     if allowed:
@@ -167,14 +342,11 @@ def _consistent(labels: list[Label], allowed: Optional[set[str]]) -> list[Label]
         kept.append(l)
     if kept:
         shaped = [l for l in kept if l.letter not in _SAME_SHAPE]  # c/C, o/O … say nothing about case
-        upper = sum(l.upper for l in shaped) > len(shaped) / 2 if shaped else False
+        # the case more distinct letters are printed in (stray lower-case letters repeat in plot text)
+        upper = len({l.letter for l in shaped if l.upper}) > len({l.letter for l in shaped if not l.upper})
         kept = [l for l in kept if l.upper == upper or l.letter in _SAME_SHAPE
                 or l.letter not in {k.letter for k in kept if k.upper == upper}]
-    best: dict[str, Label] = {}
-    for l in kept:  # one place per letter: the one nearest a region's top-left corner
-        if l.letter not in best or (l.corner, -l.score) < (best[l.letter].corner, -best[l.letter].score):
-            best[l.letter] = l
-    out = list(best.values())
+    out = _one_per_letter(kept)
     if not allowed and out:
         # Without a caption, trust the longest run of consecutive letters starting early in the
         # alphabet (stray single letters inside plots are common).

@@ -7,7 +7,6 @@ boxes in the pixels of the image it was given, each with a role guessed from geo
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import threading
@@ -16,6 +15,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from figlink.logs import quiet_library_logs
 from figlink.model import Box, OcrRole, OcrText
 from figlink.text import grammar as g
 
@@ -37,13 +37,13 @@ def make_engine(det_side: int = DET_SIDE):
     from rapidocr import RapidOCR
 
     threads = int(os.environ.get("FIGLINK_OCR_THREADS", "1"))
-    ocr = RapidOCR(params={
-        "Global.log_level": "error",
-        "EngineConfig.onnxruntime.intra_op_num_threads": threads,
-        "EngineConfig.onnxruntime.inter_op_num_threads": 1,
-        "Det.limit_side_len": det_side,
-    })
-    logging.getLogger("RapidOCR").setLevel(logging.ERROR)
+    with quiet_library_logs():
+        ocr = RapidOCR(params={
+            "Global.log_level": "error",
+            "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+            "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+            "Det.limit_side_len": det_side,
+        })
     rec = ocr._load_rec_model()
     # Batch short crops at their own width instead of padding each to 320 px: figure
     # text is mostly short (ticks, labels), and this makes recognition ~2-3x faster.

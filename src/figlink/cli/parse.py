@@ -1,0 +1,127 @@
+"""``figlink parse``: papers in, one Paper JSON line (or a table) per input out.
+
+The command most often run on many files in a shell loop, so its start-up is kept to what parsing needs:
+it reads its arguments with :mod:`argparse` and writes plain lines, without typer, rich or pydantic (typer
+imports pydantic, about 0.4 s of a start-up that was 0.6 s). ``figlink parse`` reaches it before the
+typer application is built (:func:`figlink.cli.main`); the typer application forwards its own ``parse``
+to :func:`main` too, so there is one definition of the command. Folders stand for the supported files
+inside them (recursively, sorted, PDFs paired with their XML: :func:`figlink.ingest.sources.iter_sources`,
+as ``figlink ingest`` reads them).
+
+Every failure is one line on stderr (``error: PATH: STAGE: reason``); the other inputs still parse and the
+exit status is 1 when any failed, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn, Optional, Sequence, TextIO
+
+if TYPE_CHECKING:
+    from figlink.model import Paper
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line: every run of white space (line breaks included) made one space."""
+    return " ".join(str(text).split())
+
+
+class _Arguments(argparse.ArgumentParser):
+    """argparse with usage errors on one line and Click's exit code for them (2)."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"error: {one_line(message)} (see {self.prog} --help)\n")
+        sys.exit(2)
+
+
+def arguments(prog: str = "figlink parse") -> argparse.ArgumentParser:
+    """The command's arguments."""
+    ap = _Arguments(prog=prog, description="Parse papers into the figlink data model; bad inputs are "
+                                           "reported and the others still parse.")
+    ap.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+                    help="JATS .xml/.nxml, PMC OA .tar.gz or PDF files, or folders of them.")
+    ap.add_argument("--xml", type=Path, default=None, help="JATS XML of the PDF, to merge with it.")
+    ap.add_argument("--json", dest="as_json", action="store_true", help="Print one Paper JSON per input (JSON lines).")
+    ap.add_argument("--pretty", action="store_true", help="Indent the JSON.")
+    ap.add_argument("--images", type=Path, default=None, help="Save figure images under this folder.")
+    return ap
+
+
+def main(argv: Optional[Sequence[str]] = None, prog: str = "figlink parse") -> int:
+    """Run ``figlink parse`` with ``argv`` (the arguments after ``parse``); the exit status."""
+    args = arguments(prog).parse_args(argv)
+    if not args.paths:
+        sys.stderr.write(f"error: Missing argument 'PATH...'. (see {prog} --help)\n")
+        return 2
+    try:
+        return run(args.paths, xml=args.xml, as_json=args.as_json, pretty=args.pretty, images=args.images)
+    except Exception as e:  # a bug outside any one input (listing a folder, writing stdout): one line
+        sys.stderr.write(f"error: {one_line(f'internal: {type(e).__name__}: {e}')}\n")
+        return 1
+
+
+def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False, pretty: bool = False,
+        images: Optional[Path] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
+    """Parse every input that ``paths`` names; 1 when any failed, else 0."""
+    from figlink.errors import FiglinkError
+    from figlink.images import ImageFolder
+    from figlink.ingest.sources import iter_sources
+    from figlink.paper_ids import variants
+    from figlink.pipeline import process_source
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    failed = 0
+    given: set[str] = set()  # ids given in this call: two inputs never share an images folder
+
+    def unique_id(paper: Paper) -> str:
+        pid = next(v for v in variants(paper.paper_id) if v not in given)
+        if pid != paper.paper_id:
+            err.write(f"warning: {one_line(f'{paper.paper_id} is the id of an earlier input of this call; stored as {pid}')}\n")
+        given.add(pid)
+        return pid
+
+    folder = None if images is None else ImageFolder(images)
+    for source in iter_sources(paths, pairs=False):
+        path = source.path
+        try:
+            paper = process_source(path, xml=source.xml or xml, images=folder,
+                                   paper_id=None if folder is None else unique_id)
+        except FiglinkError as e:
+            failed += 1
+            err.write(f"error: {one_line(f'{path}: {e.stage}: {e}')}\n")
+            continue
+        except Exception as e:  # a bug on one input must not stop the others
+            failed += 1
+            err.write(f"error: {one_line(f'{path}: internal: {type(e).__name__}: {e}')}\n")
+            continue
+        if as_json:
+            out.write(paper.to_json(indent=2 if pretty else None) + "\n")
+        else:
+            _print_table(paper, out)
+            for w in paper.warnings:
+                err.write(f"warning: {one_line(f'{path}: {w}')}\n")
+    out.flush()
+    return 1 if failed else 0
+
+
+def _print_table(paper: Paper, out: TextIO) -> None:
+    """The paper's figures as a table (rich is imported only here: ``--json`` never needs it)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{paper.paper_id} — {paper.title or ''}", title_justify="left")
+    for col in ("figure", "label", "caption", "refs", "panels cited"):
+        t.add_column(col, overflow="fold")
+    for f in paper.figures:
+        panels = sorted({p for r in f.inline_refs for p in r.panels})
+        t.add_row(f.figure_id, f.label or "", (f.caption[:80] + "…") if len(f.caption) > 80 else f.caption,
+                  str(len(f.inline_refs)), ",".join(panels))
+    console = Console(file=out)
+    console.print(t)
+    console.print(f"license: {paper.license.spdx} (open: {paper.license.open})  doi: {paper.doi}")
+
+
+__all__ = ["arguments", "main", "run"]

@@ -1,0 +1,120 @@
+"""What a searcher holds in memory per index version besides the vectors: each level's document ids and
+filter fields as small numpy arrays (figure types and paper ids as integer codes into a vocabulary),
+and which panel documents belong to each figure document.
+
+A build computes them once from the ``docs`` table and stores them in the version folder
+(``columns.npz`` + ``columns.json``), so loading a version of a million documents takes a fraction of a
+second instead of a scan of the table in Python; a version without them is read from the table.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+LEVELS = ("figure", "panel")
+_NPZ, _JSON = "columns.npz", "columns.json"
+
+
+@dataclass
+class Columns:
+    """One level's documents: ``doc`` ids ascending and their filter fields, aligned."""
+
+    doc: np.ndarray  # int64
+    year: np.ndarray  # int32, 0 = unknown
+    open: np.ndarray  # int8
+    medical: np.ndarray  # int8, -1 = unknown
+    figure_type: np.ndarray  # int32 code into figure_types, -1 = none
+    paper: np.ndarray  # int32 code into papers
+    figure_types: list[str]
+    papers: np.ndarray  # object array of paper ids, sorted (codes are positions)
+
+    def __len__(self) -> int:
+        return len(self.doc)
+
+    def type_codes(self, labels: tuple[str, ...]) -> np.ndarray:
+        return np.asarray([i for i, t in enumerate(self.figure_types) if t in labels], dtype=np.int32)
+
+    def paper_code(self, paper_id: str) -> int:
+        """The code of a paper id, or -1 when no document of this level belongs to it."""
+        i = int(np.searchsorted(self.papers, paper_id))
+        return i if i < len(self.papers) and self.papers[i] == paper_id else -1
+
+
+@dataclass
+class FigurePanels:
+    """Figure document id → its panel document ids (compressed rows, figures ascending)."""
+
+    figures: np.ndarray  # int64, ascending
+    offsets: np.ndarray  # int64 [len(figures) + 1]
+    panels: np.ndarray  # int64
+
+    def get(self, figure_doc: int, default=()) -> np.ndarray:
+        i = int(np.searchsorted(self.figures, figure_doc))
+        if i == len(self.figures) or self.figures[i] != figure_doc:
+            return np.asarray(default, dtype=np.int64)
+        return self.panels[self.offsets[i]:self.offsets[i + 1]]
+
+
+def _codes(values: list) -> tuple[np.ndarray, list]:
+    """Integer codes of ``values`` into their sorted distinct non-null values (-1 for None)."""
+    vocab = sorted({v for v in values if v is not None})
+    index = {v: i for i, v in enumerate(vocab)}
+    return np.fromiter((index.get(v, -1) if v is not None else -1 for v in values), dtype=np.int32,
+                       count=len(values)), vocab
+
+
+def from_db(db: sqlite3.Connection) -> tuple[dict[str, Columns], FigurePanels]:
+    """Read the columns of both levels and the figure → panels map from a lexical index file."""
+    cols: dict[str, Columns] = {}
+    for lv in LEVELS:
+        rows = db.execute("SELECT doc, year, open, medical, figure_type, paper_id FROM docs WHERE level=? "
+                          "ORDER BY doc", (lv,)).fetchall()
+        c: list[Sequence[Any]] = list(zip(*rows)) if rows else [[]] * 6
+        types, type_vocab = _codes(list(c[4]))
+        papers, paper_vocab = _codes(list(c[5]))
+        cols[lv] = Columns(np.asarray(c[0], dtype=np.int64), np.asarray(c[1], dtype=np.int32),
+                           np.asarray(c[2], dtype=np.int8), np.asarray(c[3], dtype=np.int8), types, papers,
+                           type_vocab, np.asarray(paper_vocab, dtype=object))
+    figs: dict[tuple[str, str], int] = {}
+    pairs: list[tuple[int, int]] = []
+    for doc, level, pid, fid in db.execute("SELECT doc, level, paper_id, figure_id FROM docs ORDER BY level, doc"):
+        if level == "figure":
+            figs[(pid, fid)] = doc
+        elif (pid, fid) in figs:
+            pairs.append((figs[(pid, fid)], doc))
+    pairs.sort()
+    fig_of = np.asarray([f for f, _ in pairs], dtype=np.int64)
+    figures, first = np.unique(fig_of, return_index=True)
+    offsets = np.append(first, len(fig_of)).astype(np.int64)
+    return cols, FigurePanels(figures, offsets, np.asarray([p for _, p in pairs], dtype=np.int64))
+
+
+def save(folder: Path, cols: dict[str, Columns], panels: FigurePanels) -> None:
+    arrays = {f"{lv}.{name}": getattr(c, name) for lv, c in cols.items()
+              for name in ("doc", "year", "open", "medical", "figure_type", "paper")}
+    arrays.update({"panels.figures": panels.figures, "panels.offsets": panels.offsets, "panels.panels": panels.panels})
+    with open(folder / _NPZ, "wb") as f:
+        np.savez(f, **arrays)
+    (folder / _JSON).write_text(json.dumps({lv: {"figure_types": c.figure_types, "papers": list(c.papers)}
+                                            for lv, c in cols.items()}, ensure_ascii=False))
+
+
+def load(folder: Path, db: Optional[sqlite3.Connection] = None) -> tuple[dict[str, Columns], FigurePanels]:
+    """The stored columns of a version, or (an older version without them) read from ``db``."""
+    if not (folder / _NPZ).exists() and db is not None:
+        return from_db(db)
+    vocab = json.loads((folder / _JSON).read_text())
+    with np.load(folder / _NPZ) as z:
+        cols = {lv: Columns(doc=z[f"{lv}.doc"], year=z[f"{lv}.year"], open=z[f"{lv}.open"], medical=z[f"{lv}.medical"],
+                            figure_type=z[f"{lv}.figure_type"], paper=z[f"{lv}.paper"],
+                            figure_types=vocab[lv]["figure_types"],
+                            papers=np.asarray(vocab[lv]["papers"], dtype=object))
+                for lv in LEVELS}
+        panels = FigurePanels(z["panels.figures"], z["panels.offsets"], z["panels.panels"])
+    return cols, panels

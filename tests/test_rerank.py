@@ -1,0 +1,102 @@
+"""The learned re-ranker: the shipped models load, re-rank real queries on the sample corpus, can be
+turned off (API and CLI), and a model of another version fails at load with a clear message."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from figlink.cli import app
+from figlink.index import Searcher
+from figlink.index.rerank import FORMAT, MODEL_DIR, RerankModel, RerankModelError, default_model, load
+from figlink.index.rerank_features import FEATURES, Candidate, features
+from figlink.index.store import current, index_dir
+from figlink.index import lexical
+
+
+@pytest.mark.parametrize("level", ["figure", "panel"])
+def test_shipped_models_load_with_their_card(level):
+    m = default_model(level)
+    assert m is not None and m.level == level and m.w1.shape[0] == len(FEATURES)
+    assert m.meta["format"] == FORMAT and m.meta["features"] == list(FEATURES)
+    assert (MODEL_DIR / f"rerank_{level}.npz").stat().st_size < 100_000
+    card = (MODEL_DIR / "RERANK_CARD.md").read_text()
+    assert "tune half" in card and "train_rerank.py" in card and "Licence" in card
+
+
+def test_citing_sentence_finds_its_figure_and_panel_reranked(searcher):
+    # PMC3166277 Figure 2B is cited by "considerable amount of variation in lysis time for the wild-type (WT)
+    # λ phage"; the caption's (B) is the lysis-time histogram
+    q = "considerable variation in lysis time for the wild-type phage"
+    fig = searcher.search(q, k=5)
+    assert (fig[0].paper_id, fig[0].figure_id) == ("PMC3166277", "F2") and "fused" in fig[0].signals
+    pan = searcher.search(q, k=5, level="panel")
+    assert (pan[0].paper_id, pan[0].figure_id, pan[0].panel) == ("PMC3166277", "F2", "b")
+    assert [h.rank for h in pan] == [1, 2, 3, 4, 5] and all(a.score >= b.score for a, b in zip(pan, pan[1:]))
+
+
+def test_rerank_off_is_the_fusion_order(corpus_dir, searcher):
+    q = "holin hole formation in the membrane"
+    off = searcher.search(q, k=20, rerank=False)
+    plain = Searcher(corpus_dir, rerankers={}).search(q, k=20)
+    assert [(h.paper_id, h.figure_id) for h in off] == [(h.paper_id, h.figure_id) for h in plain]
+    assert all("fused" not in h.signals for h in off)
+    on = searcher.search(q, k=20)
+    # the re-ranker re-orders the same candidates: the top 20 hold the same figures up to the cut
+    assert {h.figure_id for h in on[:5]} <= {h.figure_id for h in off} | {h.figure_id for h in on}
+    assert all("fused" in h.signals for h in on)
+
+
+def test_cli_no_rerank(corpus_dir):
+    runner = CliRunner()
+    args = ["search", "variation in lysis time", "--corpus", str(corpus_dir), "-k", "3", "--json"]
+    on = json.loads(runner.invoke(app, args).stdout)["hits"]
+    off = json.loads(runner.invoke(app, args + ["--no-rerank"]).stdout)["hits"]
+    assert all("fused" in h["signals"] for h in on) and not any("fused" in h["signals"] for h in off)
+
+
+def test_model_of_another_version_fails_at_load(tmp_path):
+    m = default_model("figure")
+    assert m is not None
+    old = tmp_path / "old.npz"
+    m.save(old)
+    z = dict(np.load(old))
+    meta = json.loads(str(z["meta"]))
+    for change, words in (({"format": "figlink-rerank/0"}, "format"), ({"features": meta["features"][:-1]}, "features")):
+        with open(old, "wb") as f:
+            np.savez(f, **{**z, "meta": np.asarray(json.dumps({**meta, **change}))})
+        with pytest.raises(RerankModelError, match=words) as e:
+            load(old)
+        assert "retrain" in str(e.value)
+    (tmp_path / "junk.npz").write_bytes(b"not a model")
+    with pytest.raises(RerankModelError, match="not a figlink re-ranker model"):
+        load(tmp_path / "junk.npz")
+
+
+def test_features_count_overlaps_on_a_real_figure(corpus_dir, searcher):
+    """The caption of PMC3166277 F1 holds every word of the query: full caption cover, numbers absent."""
+    v = searcher.version()
+    doc = lexical.find_doc(v.db, "figure", "PMC3166277", "F1", None)
+    other = lexical.find_doc(v.db, "figure", "PMC3166277", "F2", None)
+    q = "schematic presentation of two models of holin hole formation"
+    cands = [Candidate(doc, 1.0, "PMC3166277", "F1"), Candidate(other, 0.5, "PMC3166277", "F2")]
+    X = features(v.db, v.vectors.get("figure"), "figure", q, None, cands, {}, len(v.cols["figure"]))
+    f = dict(zip(FEATURES, X[0]))
+    assert X.shape == (2, len(FEATURES)) and np.isfinite(X).all()
+    assert f["cover_main"] == 1.0 and f["num_query"] == 0.0 and f["paper_count"] == pytest.approx(np.log(3))
+    assert f["bm25_main_norm"] == 1.0 and dict(zip(FEATURES, X[1]))["bm25_main_norm"] < 1.0
+    assert current(index_dir(corpus_dir)) is not None
+
+
+def test_rerank_model_scores_rows():
+    F = len(FEATURES)
+    w1 = np.zeros((F, 2), np.float32)
+    w1[FEATURES.index("cover_main"), 0] = 1.0
+    m = RerankModel("figure", np.zeros(F, np.float32), np.ones(F, np.float32), w1, np.zeros(2, np.float32),
+                    np.asarray([1.0, 0.0], np.float32), 0.0)
+    X = np.zeros((3, F), np.float32)
+    X[:, FEATURES.index("cover_main")] = [0.2, 0.9, -1.0]
+    assert m.score(X).tolist() == pytest.approx([0.2, 0.9, 0.0])
