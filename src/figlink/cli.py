@@ -24,11 +24,14 @@ def _mount_subcommands() -> None:
 
     from figlink.vision.cli_panels import panels_command
     from figlink.learn.cli import embed, train_app
+    from figlink.learn.caption_cli import caption_app, train_captioner_command
 
     app.add_typer(captions_app, name="captions", help="Caption intelligence: subcaptions, cues, normalization.")
     app.command("panels")(panels_command)
     app.add_typer(train_app, name="train", help="Train the learned models (matcher).")
     app.command("embed")(embed)
+    train_app.command("captioner")(train_captioner_command)
+    app.add_typer(caption_app, name="caption", help="Generate figure captions (learned captioner).")
 
 
 _mount_subcommands()

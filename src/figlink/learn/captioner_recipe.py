@@ -65,12 +65,13 @@ def matcher_sha(matcher_dir: Optional[Path]) -> str:
 
 
 def prepare(pairs: Sequence[FigurePair], cache: FeatureCache, matcher_dir: Optional[Path] = None,
-            device: str = "cpu") -> Prepared:
-    """Features (cached) and matcher vectors of the usable pairs; one BadItem per unusable one."""
+            device: str = "cpu", ocr: bool = True) -> Prepared:
+    """Features (cached) and matcher vectors of the usable pairs; one BadItem per unusable one.
+    ``ocr=False`` reads no text in the images (fast; the image vectors and OCR features then see none)."""
     from figlink.learn.train import encode_all
 
     matcher = _dual_encoder(matcher_dir)
-    feats, bad = featurize_pairs(pairs, cache, ocr=matcher.model.config.use_ocr, device=device)
+    feats, bad = featurize_pairs(pairs, cache, ocr=ocr and matcher.model.config.use_ocr, device=device)
     image, text = encode_all(matcher.model, feats, "caption", device)
     by_id = {p.id: p for p in pairs}
     figs = [FigureInput(feats.ocr_text[i] if feats.ocr_text else "", by_id[x].mentions, feats.captions[i], group_of(x))
