@@ -26,10 +26,29 @@ from common import peak_rss_mb, print_table, require_shared_data  # noqa: E402
 import numpy as np  # noqa: E402
 
 
+def print_folds(data) -> None:
+    """Leave-one-book-out over the four train books: first-sentence BLEU-4 / ROUGE-L of every system."""
+    from figlink.eval.splits import OPENSTAX_CHECK_BOOK
+    from figlink.learn.captioner_recipe import measure, train_on
+
+    books = sorted({f.group for f in data.figs} - {OPENSTAX_CHECK_BOOK})
+    rows, names = [], None
+    for book in books:
+        train = data.subset([i for i, f in enumerate(data.figs) if f.group not in (book, OPENSTAX_CHECK_BOOK)])
+        test = data.subset([i for i, f in enumerate(data.figs) if f.group == book])
+        m = measure(train_on(train), train, test)
+        names = list(m)
+        rows.append([book, str(len(test.figs))] + [f"{m[n]['first_sentence']['BLEU-4']:.4f} / "
+                                                   f"{m[n]['first_sentence']['ROUGE-L']:.4f}" for n in names])
+    print_table("tune folds (each train book held out; first sentence BLEU-4 / ROUGE-L)",
+                ["held out", "figures", *(names or [])], rows)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", type=Path, default=None, help="feature cache folder")
     ap.add_argument("--threads", type=int, default=int(os.environ.get("FIGLINK_TORCH_THREADS", "1")))
+    ap.add_argument("--all-folds", action="store_true", help="also hold out each train book in turn (tune only)")
     args = ap.parse_args()
     data_dir = require_shared_data("the captioner benchmark")
     import torch
@@ -78,6 +97,8 @@ def main() -> int:
         cost_rows.append([f"captioning, context {context} (after features)", f"{len(lat) / sum(lat):.0f} captions/s",
                           f"p50 {np.percentile(lat_ms, 50):.1f} ms", f"p99 {np.percentile(lat_ms, 99):.1f} ms"])
     cost_rows.append(["peak memory (this process)", f"{peak_rss_mb():.0f} MB", "", ""])
+    if args.all_folds:
+        print_folds(data)
     print_table(f"costs ({args.threads} torch thread(s); {len(bad) + len(data.bad)} bad pairs skipped)",
                 ["step", "value", "", ""], cost_rows)
     return 0

@@ -36,7 +36,8 @@ def reference(caption: str, view: str) -> Optional[str]:
 def bleu4(hyps: Sequence[str], refs: Sequence[str]) -> float:
     import sacrebleu
 
-    return float(sacrebleu.corpus_bleu(list(hyps), [list(refs)]).score) / 100.0
+    # force: the texts are SciCap-normalized on both sides, so a detached final period is expected
+    return float(sacrebleu.corpus_bleu(list(hyps), [list(refs)], force=True).score) / 100.0
 
 
 def rouge_l(hyps: Sequence[str], refs: Sequence[str]) -> float:
