@@ -9,7 +9,7 @@ VENV := .venv
 REQS := requirements.txt requirements-dev.txt pyproject.toml
 STAMP := $(VENV)/.stamp-$(shell { cat $(REQS); echo "$(PYTHON)"; } | sha1sum | cut -c1-12)
 
-.PHONY: demo test bench setup browser typecheck model-matcher
+.PHONY: demo test bench setup browser typecheck model-matcher model-captioner
 setup: $(STAMP) browser
 
 # Debian's chromium for the web-page tests (Playwright drives it; no browser is ever downloaded).
@@ -54,3 +54,6 @@ bench: $(STAMP)
 # features are cached in $FIGLINK_CACHE_DIR or ~/.cache/figlink, the first run OCRs ~3,700 figures).
 model-matcher: $(STAMP)
 	$(VENV)/bin/python -m figlink.learn.reproduce
+
+model-captioner: $(STAMP)
+	$(VENV)/bin/python -m figlink.learn.captioner_reproduce

@@ -11,5 +11,9 @@ the same features and model directories):
 - ``matcher``: the dual encoder and the symmetric InfoNCE loss
 - ``train``: the training loop with early stopping; ``evaluate``: R@K / MRR, chance, the BM25-over-OCR baseline
 - ``model_dir``: versioned model directories; ``embedder``: load a matcher (built-in or ``external``) and embed
-- ``recipe``: train from pairs end to end; ``reproduce``: rebuild the shipped default model; ``cli``: commands
+- ``recipe``: train from pairs end to end; ``reproduce``: rebuild the shipped default model; the commands are in ``figlink.cli.learn``
+- ``captioner``: candidate sentences (matcher-nearest training captions, citing sentences) and the learned
+  scorer that picks one; ``captioner_eval``: SciCap-normalized BLEU-4 / ROUGE-L and both baselines;
+  ``captioner_recipe``: prepare / train / measure / save / load; ``captioner_reproduce``: the shipped
+  captioner and its card (the commands `figlink train captioner` and `figlink caption generate` are in ``figlink.cli.caption``)
 """

@@ -18,6 +18,7 @@ from figlink.model import Paper
 
 TextMode = Literal["caption", "caption+mentions"]
 TEXT_MODES: tuple[str, ...] = ("caption", "caption+mentions")  # the text of a figure: caption, or + citing texts
+CONTEXTS: tuple[str, ...] = ("none", "mentions")  # what a captioner may read besides the image and its OCR text
 
 
 @dataclass(frozen=True)

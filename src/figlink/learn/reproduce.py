@@ -99,23 +99,34 @@ either).
 """
 
 
-def main(argv: list[str] | None = None) -> int:
-    from figlink.learn.recipe import train_from_pairs
-    from figlink.learn.records import read_pair_file
-
-    ap = argparse.ArgumentParser(description="Rebuild figlink's default matcher.")
+def reproduce_args(description: str, default_out: Path,
+                   argv: list[str] | None = None) -> tuple[argparse.Namespace, Path] | None:
+    """The options of a shipped model's reproduce command (``--data --out --cache --seed``) and the shared
+    data folder, with torch's threads set; None (after a one-line error) when the data is not found."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--data", type=Path, default=None, help="the shared data folder (has figures/openstax)")
-    ap.add_argument("--out", type=Path, default=DEFAULT_MODEL)
+    ap.add_argument("--out", type=Path, default=default_out)
     ap.add_argument("--cache", type=Path, default=None)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     data = args.data or find_data()
     if data is None:
         print("error: shared data not found (pass --data or set FIGLINK_SHARED_DATA)", file=sys.stderr)
-        return 2
+        return None
     import torch
 
     torch.set_num_threads(int(os.environ.get("FIGLINK_TORCH_THREADS", "1")))
+    return args, data
+
+
+def main(argv: list[str] | None = None) -> int:
+    from figlink.learn.recipe import train_from_pairs
+    from figlink.learn.records import read_pair_file
+
+    parsed = reproduce_args("Rebuild figlink's default matcher.", DEFAULT_MODEL, argv)
+    if parsed is None:
+        return 2
+    args, data = parsed
     from dataclasses import replace
 
     pairs, bad = read_pair_file(data / "figures" / "openstax" / "pairs.jsonl")
