@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,23 +20,22 @@ from figlink.learn.captioner_eval import first_mention_baseline, nearest_caption
 from figlink.learn.captioner_recipe import (DEFAULT_CAPTIONER, load_captioner, prepare, save_captioner,
                                             train_on)
 from figlink.learn.model_dir import MANIFEST, ModelError
-from figlink.learn.records import read_pair_file
 from figlink.text.normalize import caption_tokens
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "pairs"
-PAIRS = SAMPLES / "openstax-sample.jsonl"
+from conftest import PAIRS_SAMPLE as PAIRS  # noqa: E402
+
+SAMPLES = PAIRS.parent
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory) -> FeatureCache:
-    return FeatureCache(tmp_path_factory.mktemp("features"))
+def cache(feature_cache) -> FeatureCache:
+    return feature_cache
 
 
 @pytest.fixture(scope="module")
-def data(cache):
+def data(cache, sample_pairs):
     torch.set_num_threads(1)
-    pairs, bad = read_pair_file(PAIRS)
-    assert len(pairs) == 40 and not bad
+    pairs = sample_pairs
     prepared = prepare(pairs, cache, ocr=False)
     assert not prepared.bad and len(prepared.figs) == 40
     return prepared

@@ -23,20 +23,20 @@ from figlink.learn.model_dir import MANIFEST, ModelError
 from figlink.learn.records import read_pair_file
 from figlink.learn.train import TrainSettings, encode_all, evaluate, resolve_device, train_matcher
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "pairs"
-PAIRS = SAMPLES / "openstax-sample.jsonl"
+from conftest import PAIRS_SAMPLE as PAIRS  # noqa: E402
+
+SAMPLES = PAIRS.parent
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory) -> FeatureCache:
-    return FeatureCache(tmp_path_factory.mktemp("features"))
+def cache(feature_cache) -> FeatureCache:
+    return feature_cache
 
 
 @pytest.fixture(scope="module")
-def feats(cache):
+def feats(cache, sample_pairs):
     torch.set_num_threads(1)
-    pairs, bad = read_pair_file(PAIRS)
-    assert len(pairs) == 40 and not bad
+    pairs = sample_pairs
     f, bad = featurize_pairs(pairs, cache, ocr=False)
     assert not bad
     return f
