@@ -9,7 +9,7 @@ VENV := .venv
 REQS := requirements.txt requirements-dev.txt pyproject.toml
 STAMP := $(VENV)/.stamp-$(shell { cat $(REQS); echo "$(PYTHON)"; } | sha1sum | cut -c1-12)
 
-.PHONY: demo test bench setup browser typecheck
+.PHONY: demo test bench setup browser typecheck model-matcher model-captioner
 setup: $(STAMP) browser
 
 # Debian's chromium for the web-page tests (Playwright drives it; no browser is ever downloaded).
@@ -45,7 +45,15 @@ typecheck: $(STAMP)
 # absent. About 40 minutes on a 2-core machine. The quality benchmarks take --part and --failures when run
 # by hand (the tune part's failures go to benchmarks/out/).
 BENCH_RUNS := "subcaptions" "medical" "inline_refs" "alignment" "pdf --no-memory" "search --set europepmc" \
-  "parse_cli --profile" "captions" "jats --no-memory" "sentences" "vision" "exports" "engines"
+  "parse_cli --profile" "captions" "jats --no-memory" "sentences" "vision" "exports" "engines" "matcher"
 bench: $(STAMP)
 	@for b in $(BENCH_RUNS); do set -- $$b; name=$$1; shift; echo "== bench_$$name $$*"; \
 	  $(VENV)/bin/python benchmarks/bench_$$name.py $$* || exit 1; done
+
+# The default image–text matcher shipped in src/figlink/learn/data/matcher (needs ../shared/data; the
+# features are cached in $FIGLINK_CACHE_DIR or ~/.cache/figlink, the first run OCRs ~3,700 figures).
+model-matcher: $(STAMP)
+	$(VENV)/bin/python -m figlink.learn.reproduce
+
+model-captioner: $(STAMP)
+	$(VENV)/bin/python -m figlink.learn.captioner_reproduce

@@ -193,3 +193,24 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_sep("-", "screenshots of the search page")
         for p in SCREENSHOTS:
             terminalreporter.write_line(str(p))
+
+
+PAIRS_SAMPLE = REPO / "samples" / "pairs" / "openstax-sample.jsonl"  # 40 OpenStax figure pairs (SOURCE.md)
+
+
+@pytest.fixture(scope="session")
+def feature_cache(tmp_path_factory):
+    """One feature cache for the learning tests (features of the sample pairs are computed once)."""
+    from figlink.learn.cache import FeatureCache
+
+    return FeatureCache(tmp_path_factory.mktemp("features"))
+
+
+@pytest.fixture(scope="session")
+def sample_pairs():
+    """The 40 sample pairs, read and checked: all good."""
+    from figlink.learn.records import read_pair_file
+
+    pairs, bad = read_pair_file(PAIRS_SAMPLE)
+    assert len(pairs) == 40 and not bad
+    return pairs

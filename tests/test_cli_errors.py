@@ -67,7 +67,7 @@ def test_ingest_failure_and_summary_lines_are_one_line_each(tmp_path):
     (["captions", "split", "--jsonl", "{d}/missing.jsonl"], "cannot read"),
     (["parse"], "Missing argument"),
     (["ingest", "{d}", "--corpus", "{d}/c", "--workers", "zero"], "Invalid value"),
-    (["search"], "Missing argument"),
+    (["search"], "Missing option"),  # QUERY is optional (or --image); --corpus is not
     (["nosuchcommand"], "No such command"),
 ])
 def test_every_command_fails_in_one_line(tmp_path, args, words):

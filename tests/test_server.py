@@ -196,7 +196,9 @@ def test_hits_and_records_carry_the_image_size(client):
     rec = client.get("/api/papers/PMC3166277/figures/F2").json()
     assert rec["image_size"] == [400, 150]
     assert client.get("/api/papers/PMC3166277/figures/F1").json()["image_size"] is None
-    assert client.get("/api/health").json()["features"] == {"image_search": False}
+    from figlink.server.image_search import available
+
+    assert client.get("/api/health").json()["features"] == {"image_search": available()}
 
 
 def test_downscaled_copy_on_request(client):

@@ -24,7 +24,7 @@ from figlink.model_json import Derived, JsonRecord, from_json_dict
 SCHEMA_VERSION = 2
 
 BoxSpace = Literal["image_pixels", "pdf_points"]
-Source = Literal["jats", "pdf", "jats+pdf"]
+Source = Literal["jats", "pdf", "jats+pdf", "pairs"]
 OcrRole = Literal["panel_label", "axis_title", "tick_label", "legend", "scale_bar", "other"]
 
 

@@ -1,7 +1,8 @@
 """The ``figlink`` command line: one subcommand per stage.
 
 ``parse`` (:mod:`.parse`), ``ingest`` / ``demo`` (:mod:`.papers`), ``show`` / ``export`` / ``index``
-(:mod:`.corpus`), ``search`` / ``serve`` (:mod:`.search`), ``panels`` (:mod:`.panels`) and ``captions``
+(:mod:`.corpus`), ``search`` / ``serve`` (:mod:`.search`), ``panels`` (:mod:`.panels`), ``train`` / ``embed`` (:mod:`.learn`)
+and ``captions``
 (from :mod:`figlink.text.cli_captions`). Each command is a thin layer over the Python API.
 
 ``figlink parse`` runs without the typer application (:mod:`.application`): typer imports pydantic and rich, most of

@@ -22,7 +22,8 @@ try:  # the Click that typer runs on: its own copy since typer 0.2x
 except ImportError:  # pragma: no cover - an older typer on the real Click
     from click import exceptions as click_errors  # type: ignore[no-redef]
 
-from figlink.cli import corpus, panels, papers, search
+from figlink.cli import caption as caption_cli
+from figlink.cli import corpus, learn, panels, papers, search
 from figlink.cli import parse as parse_command
 from figlink.cli.common import err, one_line
 from figlink.logs import set_verbose, verbose
@@ -84,6 +85,10 @@ def _root(show_logs: bool = typer.Option(False, "--verbose", "-v",
 
 app.add_typer(captions_app, name="captions", help="Caption intelligence: subcaptions, cues, normalization.")
 app.command("panels")(panels.panels_command)
+app.add_typer(learn.train_app, name="train", help="Train the learned models (matcher).")
+app.command("embed")(learn.embed)
+learn.train_app.command("captioner")(caption_cli.train_captioner_command)
+app.add_typer(caption_cli.caption_app, name="caption", help="Generate figure captions (learned captioner).")
 for command in (papers.ingest, corpus.show, corpus.export, corpus.index, search.search, search.serve, papers.demo):
     app.command()(command)
 

@@ -84,7 +84,7 @@ def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False
         return pid
 
     folder = None if images is None else ImageFolder(images)
-    for source in iter_sources(paths):
+    for source in iter_sources(paths, pairs=False):
         path = source.path
         try:
             paper = process_source(path, xml=source.xml or xml, images=folder,

@@ -14,7 +14,7 @@ from figlink.cli.common import err, fail, out
 from figlink.errors import FiglinkError
 
 
-def search(query: str = typer.Argument(..., help="Free-text query."),
+def search(query: Optional[str] = typer.Argument(None, help="Free-text query (or --image)."),
            corpus: Path = typer.Option(..., "--corpus", help="Corpus folder (with an index)."),
            k: int = typer.Option(10, "-k", "--k", help="Number of hits (1-1000)."),
            level: str = typer.Option("figure", "--level", help="figure | panel"),
@@ -24,11 +24,23 @@ def search(query: str = typer.Argument(..., help="Free-text query."),
            year_min: Optional[int] = typer.Option(None, "--year-min"),
            year_max: Optional[int] = typer.Option(None, "--year-max"),
            as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
+           image: Optional[Path] = typer.Option(None, "--image", help="Search by this figure image instead, "
+                                                "through the image–text matcher (figures only, no filters)."),
            rerank: bool = typer.Option(True, "--rerank/--no-rerank",
                                        help="Re-order the best hits with the learned re-ranker (when shipped)."),
            ) -> None:
-    """Search figures or panels of a corpus."""
+    """Search figures or panels of a corpus, by text or by image."""
     from figlink.index import IndexMissing, Searcher
+
+    if image is not None:
+        from figlink.cli.learn import image_search
+
+        if query:
+            fail("give a QUERY or --image, not both")
+        image_search(image, corpus, k, as_json)
+        return
+    if not query:
+        fail("give a QUERY (or --image IMG)")
 
     filters = {"figure_type": figure_type, "is_medical": medical, "open": True if open_only else None,
                "year_min": year_min, "year_max": year_max}

@@ -26,9 +26,10 @@ from figlink.corpus import Corpus, file_sha256
 from figlink.errors import FiglinkError
 from figlink.images import discard
 from figlink.ingest import source_kind
+from figlink.ingest.pairs import PairLine, pair_id_of, pair_lines
 from figlink.ingest.sources import iter_sources
 from figlink.model import Paper
-from figlink.pipeline import PipelineOptions, stage_source
+from figlink.pipeline import PipelineOptions, stage_pair, stage_source
 
 COMMIT_EVERY = 50
 COMMIT_SECONDS = 2.0
@@ -63,6 +64,7 @@ class Task:
     sha256: str
     staging: str  # the folder the source's figure images are saved in, until the writer publishes them
     options: PipelineOptions
+    pair: Optional[PairLine] = None  # a line of a figure-pairs file (``path`` is then ``FILE:LINE``)
 
 
 @dataclass
@@ -99,6 +101,8 @@ class Plan:
 def run_task(task: Task) -> Result:
     """Parse and enrich one input; every failure becomes a result with its stage, never an exception."""
     try:
+        if task.pair is not None:
+            return Result(task, paper=stage_pair(task.pair, staging=Path(task.staging), options=task.options))
         paper = stage_source(task.path, xml=task.xml, staging=Path(task.staging), options=task.options)
         return Result(task, paper=paper)
     except FiglinkError as e:
@@ -118,6 +122,49 @@ def progress_bar(enabled: bool = True):
                     TimeRemainingColumn(), transient=False, disable=not (enabled and sys.stderr.isatty()))
 
 
+def _record_failure(corpus: Corpus, report: IngestReport, name: str, stage: str, reason: str) -> None:
+    corpus.put_error(name, None, stage, reason)
+    report.failed += 1
+    report.failures.append((name, stage, reason))
+
+
+def _pair_sha256(line: PairLine, record: object) -> str:
+    """A pairs line is done when its bytes and its image's bytes are unchanged."""
+    h = hashlib.sha256(b"pairs\0" + line.raw)
+    image = record.get("image") if isinstance(record, dict) else None
+    if isinstance(image, str) and image.strip():
+        path = Path(line.file).resolve().parent / image.strip()
+        try:
+            h.update(file_sha256(path).encode())
+        except OSError:
+            h.update(b"\0unreadable")  # the task reports why
+    return h.hexdigest()
+
+
+def _plan_pairs(path: Path, done: set[str], corpus: Corpus, options: PipelineOptions, report: IngestReport,
+                seen_ids: set[str], out: "Plan") -> None:
+    """One task per line of a figure-pairs file not done yet. A line whose figure id repeats an earlier
+    line's (of any pairs file of this run) is an error of that line; a line that is not JSON goes to its
+    task, which reports it."""
+    for line in pair_lines(path):
+        report.seen += 1
+        try:
+            record: object = line.decode()
+        except FiglinkError:
+            record = None
+        pair_id = pair_id_of(record)
+        if pair_id and pair_id in seen_ids:
+            _record_failure(corpus, report, line.name, "parse", f"{pair_id}: id repeats an earlier line")
+            continue
+        seen_ids.add(pair_id)
+        sha = _pair_sha256(line, record)
+        if sha in done:
+            report.skipped += 1
+            continue
+        done.add(sha)
+        out.tasks.append(Task(line.name, None, sha, str(corpus.staging_dir(sha)), options, pair=line))
+
+
 def plan(sources: Iterable[str | Path], corpus: Corpus, options: PipelineOptions,
          report: IngestReport) -> Plan:
     """The tasks to run: every source not done yet (by content hash), in the order the sources are found.
@@ -127,8 +174,16 @@ def plan(sources: Iterable[str | Path], corpus: Corpus, options: PipelineOptions
     corpus.clear_staging()
     out = Plan()
     first: dict[str, str] = {}  # sha256 → path of the task that runs those bytes
+    pair_ids: set[str] = set()
     for src in iter_sources(sources):
         path = src.path
+        if path.is_file() and source_kind(path) == "pairs":
+            try:
+                _plan_pairs(path, done, corpus, options, report, pair_ids, out)
+            except (FiglinkError, OSError) as e:
+                report.seen += 1
+                _record_failure(corpus, report, str(path), "read", str(e))
+            continue
         report.seen += 1
         try:
             if not path.exists():
@@ -140,9 +195,7 @@ def plan(sources: Iterable[str | Path], corpus: Corpus, options: PipelineOptions
                 sha = hashlib.sha256(f"{sha}+{file_sha256(src.xml)}".encode()).hexdigest()
         except (OSError, ValueError) as e:
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            corpus.put_error(str(path), None, "read", reason)
-            report.failed += 1
-            report.failures.append((str(path), "read", reason))
+            _record_failure(corpus, report, str(path), "read", reason)
             continue
         if sha in done:
             report.skipped += 1

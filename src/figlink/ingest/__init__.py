@@ -1,4 +1,8 @@
-"""Sources → :class:`~figlink.model.Paper`: JATS/.nxml, PMC OA packages (.tar.gz) and PDFs."""
+"""Sources → :class:`~figlink.model.Paper`: JATS/.nxml, PMC OA packages (.tar.gz) and PDFs.
+
+Figure-pairs files (``.jsonl``, one figure per line) hold many papers: :func:`source_kind` names them
+``"pairs"`` and :func:`figlink.ingest.pairs.read_pairs` reads them line by line.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +15,22 @@ from figlink.model import Paper
 XML_SUFFIXES = (".xml", ".nxml")
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 PDF_SUFFIXES = (".pdf",)
+PAIRS_SUFFIXES = (".jsonl",)
 SUPPORTED_SUFFIXES = XML_SUFFIXES + ARCHIVE_SUFFIXES + PDF_SUFFIXES
 
 
+def is_pairs_name(name: str) -> bool:
+    """Whether a file found in a folder is a figure-pairs file: ``pairs.jsonl`` or ``*.pairs.jsonl`` (other
+    ``.jsonl`` files in a folder, such as a corpus's ``errors.jsonl``, are not)."""
+    low = name.lower()
+    return low == "pairs.jsonl" or low.endswith(".pairs.jsonl")
+
+
 def source_kind(path: Path) -> Optional[str]:
-    """``"jats"``, ``"package"`` or ``"pdf"`` by name, then by the first bytes; None when unknown."""
+    """``"jats"``, ``"package"``, ``"pdf"`` or ``"pairs"`` by name, then by the first bytes; None when unknown."""
     name = path.name.lower()
+    if name.endswith(PAIRS_SUFFIXES):
+        return "pairs"
     if name.endswith(XML_SUFFIXES):
         return "jats"
     if name.endswith(ARCHIVE_SUFFIXES):
@@ -64,4 +78,7 @@ def parse(path: str | Path, xml: str | Path | None = None, image_dir: Optional[P
         except ImportError:
             raise InputError("PDF ingestion is not available in this build") from None
         return parse_pdf(p, xml=xml, image_dir=image_dir)
+    if kind == "pairs":
+        raise InputError(f"{p.name} is a figure-pairs file (one paper per line): ingest it with "
+                         "`figlink ingest`, or read it with figlink.ingest.pairs.read_pairs")
     raise InputError(f"unsupported input type: {p.name} (expected .xml/.nxml, .tar.gz or .pdf)")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from figlink.ingest import SUPPORTED_SUFFIXES
+from figlink.ingest import SUPPORTED_SUFFIXES, is_pairs_name
 
 
 @dataclass(frozen=True)
@@ -38,14 +38,17 @@ def _pair_pdfs(files: list[Path]) -> list[Source]:
     return [Source(f, pairs.get(f)) for f in files if f not in used]
 
 
-def iter_sources(sources: Iterable[str | Path]) -> Iterator[Source]:
+def iter_sources(sources: Iterable[str | Path], pairs: bool = True) -> Iterator[Source]:
     """Files named, and supported files inside folders named (recursively, sorted), with PDFs paired
-    with their XML; missing paths are yielded too, so that the run reports them."""
+    with their XML; missing paths are yielded too, so that the run reports them. In folders, figure-pairs
+    files are those named ``pairs.jsonl`` or ``*.pairs.jsonl`` (left out with ``pairs=False``); a ``.jsonl``
+    named on its own is one too."""
     for s in sources:
         p = Path(s)
         if p.is_dir():
             files = [f for f in sorted(p.rglob("*"))
-                     if f.is_file() and not f.name.startswith(".") and f.name.lower().endswith(SUPPORTED_SUFFIXES)]
+                     if f.is_file() and not f.name.startswith(".")
+                     and (f.name.lower().endswith(SUPPORTED_SUFFIXES) or (pairs and is_pairs_name(f.name)))]
             yield from _pair_pdfs(files)
         else:
             yield Source(p)

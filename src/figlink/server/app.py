@@ -1,6 +1,6 @@
 """The REST API and web page of ``figlink serve`` (FastAPI).
 
-Routes: ``/api/health``, ``/api/search``, ``/api/facets``, ``/api/papers/{paper_id}/figures/{figure_id}``
+Routes: ``/api/health``, ``/api/search`` (GET: text; POST: an image, :mod:`figlink.server.image_search`), ``/api/facets``, ``/api/papers/{paper_id}/figures/{figure_id}``
 (+ ``/image``, ``/panels/{label}``, ``/panels/{label}/image``), the page at ``/`` and the OpenAPI schema at
 ``/openapi.json`` (``/docs``). Bad input gets a 4xx with a one-line reason: the query length, ``k``,
 ``offset``, the level and the filter names are bounded and checked; ids (any stored id, each
@@ -26,6 +26,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from figlink import __version__
 from figlink.errors import InputError
 from figlink.index.searcher import MAX_K, MAX_QUERY_CHARS, IndexMissing, Searcher
+from figlink.server.image_search import mount as mount_image_search
 from figlink.server.images import WEB_FORMATS, ImageStore, ImageUnavailable
 from figlink.server.middleware import PAGE_CSP, RawIdPaths, SecurityHeaders, decode_id
 from figlink.server.records import IMAGE_TYPES, CorpusReader, figure_record, figure_url, panel_record
@@ -36,7 +37,6 @@ SEARCH_PARAMS = {"q", "k", "offset", "level", "figure_type", "is_medical", "medi
                  "year_max", "paper_id", "rerank"}
 STATIC = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
           "style.css": "text/css; charset=utf-8", "favicon.svg": "image/svg+xml"}
-FEATURES = {"image_search": False}  # what the page may offer; image search waits for the image-text matcher
 CACHE_IMAGES = "public, max-age=3600"
 SWAGGER_CDN = "https://cdn.jsdelivr.net"
 
@@ -99,13 +99,22 @@ def create_app(corpus_dir: str | Path, searcher: Optional[Searcher] = None,
             return None
         return [info.width, info.height]
 
+    def _with_urls(hit: dict) -> dict:
+        """A hit record with the URLs of its figure and image and the image's size."""
+        base = figure_url(hit["paper_id"], hit["figure_id"])
+        return {**hit, "image_url": f"{base}/image" if hit["image"] else None, "figure_url": base,
+                "image_size": _image_size(hit["image"])}
+
+    # what the page and clients may offer: search by image needs the matcher (figlink[learn])
+    features = {"image_search": mount_image_search(app, reader.root, _with_urls, MAX_K)}
+
     @app.get("/api/health", summary="Liveness, index summary and the page's features")
     def health() -> dict:
         try:
             idx = search.stats()
         except IndexMissing as e:
-            return {"status": "no-index", "detail": str(e), "version": __version__, "features": FEATURES}
-        return {"status": "ok", "version": __version__, "index": idx, "features": FEATURES}
+            return {"status": "no-index", "detail": str(e), "version": __version__, "features": features}
+        return {"status": "ok", "version": __version__, "index": idx, "features": features}
 
     @app.get("/api/search", summary="Search figures or panels")
     def api_search(request: Request,
@@ -134,14 +143,7 @@ def create_app(corpus_dir: str | Path, searcher: Optional[Searcher] = None,
         filters = {"figure_type": figure_type, "is_medical": medical if is_medical is None else is_medical,
                    "open": open, "year_min": year_min, "year_max": year_max, "paper_id": paper_id}
         page = search.search_page(q, k=k, level=level, filters=filters, offset=offset, rerank=rerank)
-        out = []
-        for h in page.hits:
-            d = h.to_dict()
-            base = figure_url(h.paper_id, h.figure_id)
-            d["image_url"] = f"{base}/image" if h.image else None
-            d["figure_url"] = base
-            d["image_size"] = _image_size(h.image)
-            out.append(d)
+        out = [_with_urls(h.to_dict()) for h in page.hits]
         return {"query": q, "level": level, "k": k, "offset": offset, "total": page.total,
                 "total_exact": page.total_exact, "next_offset": page.next_offset, "hits": out}
 

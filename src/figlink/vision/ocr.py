@@ -28,33 +28,46 @@ _NUMBER_RE = re.compile(r"^[-+−–]?\d+([.,]\d+)?([eE][-+]?\d+)?%?$|^10[-−]?
 _SCALE_RE = re.compile(r"^\d+([.,]\d+)?\s*(nm|µm|μm|um|mm|cm|m|Å|pm|km|s|ms)$", re.IGNORECASE)
 
 
+DET_SIDE = 736  # rapidocr's default: the detector sees the image with its shorter side scaled to this
+
+
+def make_engine(det_side: int = DET_SIDE):
+    """A new rapidocr engine (threads from FIGLINK_OCR_THREADS, default 1) whose detector scales the
+    shorter image side to ``det_side``."""
+    from rapidocr import RapidOCR
+
+    threads = int(os.environ.get("FIGLINK_OCR_THREADS", "1"))
+    with quiet_library_logs():
+        ocr = RapidOCR(params={
+            "Global.log_level": "error",
+            "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+            "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+            "Det.limit_side_len": det_side,
+        })
+    rec = ocr._load_rec_model()
+    # Batch short crops at their own width instead of padding each to 320 px: figure
+    # text is mostly short (ticks, labels), and this makes recognition ~2-3x faster.
+    rec.rec_image_shape = [3, 48, 48]
+    return ocr
+
+
 def engine():
-    """The process-wide rapidocr engine (created on first use; threads from FIGLINK_OCR_THREADS, default 1)."""
+    """The process-wide rapidocr engine (created on first use)."""
     global _ENGINE
     if _ENGINE is None:
         with _LOCK:
             if _ENGINE is None:
-                from rapidocr import RapidOCR
-
-                threads = int(os.environ.get("FIGLINK_OCR_THREADS", "1"))
-                with quiet_library_logs():
-                    _ENGINE = RapidOCR(params={
-                        "Global.log_level": "error",
-                        "EngineConfig.onnxruntime.intra_op_num_threads": threads,
-                        "EngineConfig.onnxruntime.inter_op_num_threads": 1,
-                    })
-                rec = _ENGINE._load_rec_model()
-                # Batch short crops at their own width instead of padding each to 320 px: figure
-                # text is mostly short (ticks, labels), and this makes recognition ~2-3x faster.
-                rec.rec_image_shape = [3, 48, 48]
+                _ENGINE = make_engine()
     return _ENGINE
 
 
-def read_text(rgb: np.ndarray, min_score: float = 0.5) -> list[OcrText]:
-    """Detect and read text lines in an RGB uint8 array; boxes are [x0, y0, x1, y1] pixels, no roles yet."""
+def read_text(rgb: np.ndarray, min_score: float = 0.5, ocr=None) -> list[OcrText]:
+    """Detect and read text lines in an RGB uint8 array; boxes are [x0, y0, x1, y1] pixels, no roles yet.
+
+    ``ocr`` is an engine from :func:`make_engine` (default: the process-wide one)."""
     if rgb.shape[0] < 8 or rgb.shape[1] < 8:
         return []
-    result = engine()(rgb, use_cls=True)
+    result = (ocr or engine())(rgb, use_cls=True)
     if result is None or result.txts is None:
         return []
     out = []

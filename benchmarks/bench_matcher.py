@@ -1,0 +1,324 @@
+"""Image–text matcher benchmark (issue 16): retrieval both ways, captions vs captions + mentions, 5 seeds.
+
+Data: OpenStax figure pairs. The matcher trains on four books (University Physics, Microbiology,
+Astronomy, Psychology) and chooses its epoch count by holding each of them out in turn (the *tune* rows
+are those held-out books, averaged); the Chemistry book is never trained or selected on (the *check*
+rows). Out of domain: figures cut
+from the eLife dev PDFs and matched to their JATS captions (tune/check halves by article).
+
+Each row: pool size, R@1/5/10/20 and MRR as mean ± std over the seeds, random chance, and the baseline
+of the same run: BM25 of the figure's OCR text against the texts (SciOL's OCR ablation), with the
+R@1 ratio to it (target ≥ 1.5, aim 2). Costs: feature extraction, training time and peak memory (one
+training in a child process), `figlink embed` figures/s end to end (CLI, cold and warm cache).
+
+    python benchmarks/bench_matcher.py [--seeds 5] [--cache DIR] [--quick] [--no-embed-speed]
+
+Features (EfficientNet maps, OCR lines, MiniLM vectors) are cached in --cache ($FIGLINK_CACHE_DIR or
+~/.cache/figlink); the first run OCRs 3,725 images (about 1 CPU-second each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import REPO, print_table, require_shared_data  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from matcher_data import elife_part, elife_pdf_pairs  # noqa: E402
+
+from figlink.eval.splits import OPENSTAX_CHECK_BOOK, pair_split  # noqa: E402
+from figlink.learn.cache import FeatureCache  # noqa: E402
+from figlink.learn.dataset import Features, featurize_pairs  # noqa: E402
+from figlink.learn.evaluate import KS, bm25_ocr_baseline, bm25_scores, chance, metrics_from_scores  # noqa: E402
+from figlink.learn.featurize import print_progress  # noqa: E402
+from figlink.learn.recipe import fit  # noqa: E402
+from figlink.learn.records import TEXT_MODES, read_pair_file  # noqa: E402
+from figlink.learn.reproduce import SHIPPED_CONFIG, SHIPPED_SETTINGS  # noqa: E402
+from figlink.learn.train import encode_all, evaluate  # noqa: E402
+
+METRICS = [f"R@{k}" for k in KS] + ["MRR"]
+
+
+def texts_of(f: Features, mode: str) -> list[str]:
+    return f.captions if mode == "caption" else [f"{c} {m}" for c, m in zip(f.captions, f.mention_text)]
+
+
+def config_for(mode: str):
+    return replace(SHIPPED_CONFIG, use_mentions=mode == "caption+mentions")
+
+
+def load_features(args, data: Path) -> tuple[Features, Features]:
+    cache = FeatureCache(args.cache)
+    pairs, bad = read_pair_file(data / "figures" / "openstax" / "pairs.jsonl")
+    t = time.perf_counter()
+    openstax, bad2 = featurize_pairs(pairs, cache, ocr=True, progress=print_progress("OpenStax features"))
+    print(f"OpenStax: {len(openstax)} figures ({len(bad) + len(bad2)} bad), features {time.perf_counter() - t:.0f} s")
+    elife_file = elife_pdf_pairs(data, Path(args.scratch))
+    epairs, ebad = read_pair_file(elife_file)
+    elife, ebad2 = featurize_pairs(epairs, cache, ocr=True, progress=print_progress("eLife features"))
+    print(f"eLife PDFs: {len(elife)} figures ({len(ebad) + len(ebad2)} bad)")
+    return openstax, elife
+
+
+TUNE = "OpenStax tune (each train book held out in turn; mean over the 4 books)"
+CHECK = f"OpenStax check ({OPENSTAX_CHECK_BOOK}, held out)"
+
+
+def eval_sets(openstax: Features, elife: Features) -> tuple[Features, dict[str, Features]]:
+    """The four train books, and the pools scored: the check book and the two halves of the eLife figures."""
+    train = openstax.subset([i for i, x in enumerate(openstax.ids) if pair_split(x) == "tune"])
+    parts = {CHECK: openstax.subset([i for i, x in enumerate(openstax.ids) if pair_split(x) == "check"])}
+    for part in ("tune", "check"):
+        idx = [i for i, x in enumerate(elife.ids) if elife_part(x) == part]
+        parts[f"eLife PDF figures {part} (out of domain)"] = elife.subset(idx)
+    return train, parts
+
+
+def mean_metrics(runs: list[dict]) -> dict:
+    """Metrics averaged over pools (the tune folds)."""
+    return {d: {k: float(np.mean([r[d][k] for r in runs])) for k in METRICS} for d in ("t2i", "i2t")} | {
+        "pool": int(round(np.mean([r["pool"] for r in runs]))),
+        "chance": {k: float(np.mean([r["chance"][k] for r in runs])) for k in METRICS}}
+
+
+def fused_with_bm25(model, f: Features, mode: str) -> dict:
+    """The matcher's scores plus BM25-over-OCR, each standardized over the pool, summed 1:1 (fixed a priori)."""
+    image, text = encode_all(model, f, mode)
+    z = lambda s: (s - s.mean()) / (s.std() + 1e-9)  # noqa: E731
+    texts = texts_of(f, mode)
+    dense = text @ image.T
+    t2i = z(dense) + z(bm25_scores(texts, f.ocr_text))
+    i2t = z(dense.T) + z(bm25_scores(f.ocr_text, texts))
+    return {"t2i": metrics_from_scores(t2i), "i2t": metrics_from_scores(i2t), "pool": len(f), "chance": chance(len(f))}
+
+
+def run_seeds(train: Features, sets: dict[str, Features], seeds: list[int], epochs: int):
+    """results[row][set] = list over seeds of metrics; timings in seconds."""
+    rows = (*TEXT_MODES, "caption (c+m model)", "caption+mentions, + BM25-OCR fused")
+    results: dict = {m: {s: [] for s in (TUNE, *sets)} for m in rows}
+    times, chosen = [], []
+    for mode in TEXT_MODES:
+        for seed in seeds:
+            t = time.perf_counter()
+            r, sel = fit(train, config_for(mode), replace(SHIPPED_SETTINGS, seed=seed, text_mode=mode, epochs=epochs))
+            times.append(time.perf_counter() - t)
+            chosen.append(sel.epochs)
+            results[mode][TUNE].append(mean_metrics(list(sel.folds.values())))
+            for name, f in sets.items():
+                results[mode][name].append(evaluate(r.model, f, mode))
+                if mode == "caption+mentions":
+                    results["caption (c+m model)"][name].append(evaluate(r.model, f, "caption"))
+                    results["caption+mentions, + BM25-OCR fused"][name].append(fused_with_bm25(r.model, f, mode))
+            print(f"  {mode} seed {seed}: {sel.epochs} epochs, {times[-1]:.0f} s", flush=True)
+    return results, times, chosen
+
+
+def mean_std(runs: list[dict], d: str, k: str) -> tuple[float, float]:
+    v = np.array([r[d][k] for r in runs])
+    return float(v.mean()), float(v.std())
+
+
+def baseline(f: Features, mode: str) -> dict:
+    return bm25_ocr_baseline(texts_of(f, mode), f.ocr_text)
+
+
+def print_results(results: dict, train: Features, sets: dict[str, Features], n_seeds: int) -> None:
+    header = ["matcher", "direction", "pool", *METRICS, "chance R@1", "BM25-OCR R@1", "R@1 / BM25"]
+    books = sorted({x.split("/", 1)[0] for x in train.ids})
+    for name in (TUNE, *sets):
+        rows = []
+        for row, per_set in results.items():
+            runs = per_set.get(name) or []
+            if not runs:
+                continue
+            mode = "caption" if row.startswith("caption (") else ("caption+mentions" if "+" in row else row)
+            if name == TUNE:
+                base = mean_metrics([baseline(train.subset([i for i, x in enumerate(train.ids)
+                                                            if x.startswith(b + "/")]), mode) for b in books])
+            else:
+                base = baseline(sets[name], mode)
+            for d, label in (("t2i", "text→image"), ("i2t", "image→text")):
+                cells = [("{:.3f}±{:.3f}".format(*mean_std(runs, d, k))) for k in METRICS]
+                r1, b1 = mean_std(runs, d, "R@1")[0], base[d]["R@1"]
+                rows.append([row, label, str(runs[0]["pool"]), *cells, f"{base['chance']['R@1']:.4f}", f"{b1:.3f}",
+                             f"{r1 / b1:.2f}x" if b1 > 0 else "-"])
+        print_table(f"{name}: mean ± std over {n_seeds} seeds", header, rows)
+
+
+def print_mentions_claim(results: dict, sets: dict[str, Features]) -> None:
+    rows = []
+    for name in (TUNE, *sets):
+        for d in ("t2i", "i2t"):
+            a = np.array([r[d]["MRR"] for r in results["caption"][name]])
+            b = np.array([r[d]["MRR"] for r in results["caption+mentions"][name]])
+            diff = b - a  # paired by seed
+            se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+            verdict = ("holds" if diff.mean() > 2 * se else "reversed" if diff.mean() < -2 * se
+                       else "no clear effect")
+            rows.append([name.split(" (")[0], d, f"{a.mean():.3f}", f"{b.mean():.3f}",
+                         f"{diff.mean():+.3f}±{se:.3f}", verdict])
+    print_table("MedICaT's claim (inline mentions help matching): MRR, paired over seeds (±: standard error)",
+                ["set", "direction", "captions", "captions+mentions", "difference", "claim"], rows)
+
+
+def probe_training(args) -> dict:
+    """One training in a child process: its wall time and peak resident memory (features from the cache)."""
+    cmd = [sys.executable, __file__, "--probe-train", "--cache", str(args.cache), "--scratch", str(args.scratch),
+           "--epochs", str(args.epochs)]
+    t = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    wall = time.perf_counter() - t
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-2000:])
+    rec = json.loads(out.stdout.strip().splitlines()[-1])
+    rec["process_wall_s"] = wall
+    rec["child_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return rec
+
+
+def probe_train_main(args) -> None:
+    data = require_shared_data("the matcher benchmark")
+    t0 = time.perf_counter()
+    openstax, elife = load_features(args, data)
+    load_s = time.perf_counter() - t0
+    train, _ = eval_sets(openstax, elife)
+    t = time.perf_counter()
+    _, sel = fit(train, config_for("caption+mentions"), replace(SHIPPED_SETTINGS, seed=0, epochs=args.epochs))
+    print(json.dumps({"train_s": time.perf_counter() - t, "epochs": sel.epochs, "load_features_s": load_s,
+                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def embed_speed(args, data: Path, n: int = 100) -> list[list[str]]:
+    """`figlink embed` on n check-book figures with the shipped model: cold (no cache) and warm cache."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        pairs = _check_book_pairs(data, Path(tmp), n)
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+        cache = Path(tmp) / "cache"
+        for label, extra in (("cold (decode, EfficientNet, OCR, MiniLM)", ["--cache", str(cache)]),
+                             ("warm (features cached)", ["--cache", str(cache)]),
+                             ("cold, --no-ocr", ["--no-cache", "--no-ocr"])):
+            t = time.perf_counter()
+            out = subprocess.run([sys.executable, "-m", "figlink.cli", "embed", str(pairs), "--out",
+                                  str(Path(tmp) / "emb"), "--threads", "1", *extra], capture_output=True, text=True,
+                                 env=env)
+            wall = time.perf_counter() - t
+            if out.returncode != 0:
+                raise RuntimeError(out.stderr[-2000:])
+            rows.append([f"figlink embed, {label}", f"{n / wall:.2f} figures/s", f"{wall:.1f} s for {n}",
+                         out.stderr.strip().splitlines()[-1]])
+    return rows
+
+
+def _check_book_pairs(data: Path, folder: Path, n: Optional[int] = None) -> Path:
+    """The check book's lines (the first ``n``) as a pairs file with absolute image paths."""
+    src = data / "figures" / "openstax" / "pairs.jsonl"
+    # split on "\n" only: captions hold U+2028, which str.splitlines() would also cut at
+    lines = [line for line in src.read_text(encoding="utf-8").split("\n")
+             if line.strip() and json.loads(line)["id"].startswith(OPENSTAX_CHECK_BOOK)][:n]
+    out = folder / "pairs.jsonl"
+    out.write_text("\n".join(json.dumps({**json.loads(x), "image": str(src.parent / json.loads(x)["image"])})
+                             for x in lines) + "\n", encoding="utf-8")
+    return out
+
+
+def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]:
+    """`figlink search --image` on a corpus of the check book (610 figures, ingested without the vision stage):
+    the one-off embedding of the corpus's figures (features from the cache), then per query image, cold
+    (its OCR and EfficientNet not cached): p50 / p99 latency, and how often the figure itself comes first."""
+    import figlink
+    from figlink.learn.embedder import load_matcher
+    from figlink.learn.image_search import embed_query_image, update_figure_vectors
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        pairs = _check_book_pairs(data, Path(tmp))
+        figlink.build([pairs], Path(tmp) / "c", vision=False, index=False, progress=False)
+        matcher = load_matcher()
+        t = time.perf_counter()
+        vectors = update_figure_vectors(Path(tmp) / "c", matcher, FeatureCache(args.cache))
+        rows.append(["search --image: embed the corpus's figures once", f"{time.perf_counter() - t:.0f} s",
+                     f"{len(vectors.keys)} figures", "features from the cache"])
+        lines = [json.loads(x) for x in pairs.read_text(encoding="utf-8").split("\n") if x.strip()]
+        step = max(1, len(lines) // queries)
+        times, first = [], 0
+        for rec in lines[::step][:queries]:
+            t = time.perf_counter()
+            q = embed_query_image(rec["image"], matcher, FeatureCache.disabled())
+            score = vectors.image @ q + vectors.text @ q
+            best = int(np.argmax(score))
+            times.append(time.perf_counter() - t)
+            first += vectors.keys[best][1] == rec["id"]
+        ms = np.array(times) * 1000
+        rows.append(["search --image: one query image, cold", f"p50 {np.percentile(ms, 50):.0f} ms",
+                     f"p99 {np.percentile(ms, 99):.0f} ms", f"{len(ms)} queries; its own figure first in "
+                     f"{first}/{len(ms)}"])
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--epochs", type=int, default=SHIPPED_SETTINGS.epochs)
+    ap.add_argument("--cache", default=os.environ.get("FIGLINK_CACHE_DIR") or str(FeatureCache().root))
+    ap.add_argument("--scratch", default=str(Path(tempfile.gettempdir()) / "figlink-bench-matcher"))
+    ap.add_argument("--quick", action="store_true", help="one seed, no cost probes")
+    ap.add_argument("--no-embed-speed", action="store_true")
+    ap.add_argument("--costs-only", action="store_true", help="only the cost table (training probe, embed speed)")
+    ap.add_argument("--no-train-probe", action="store_true")
+    ap.add_argument("--no-image-search", action="store_true")
+    ap.add_argument("--probe-train", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    import torch
+
+    torch.set_num_threads(int(os.environ.get("FIGLINK_TORCH_THREADS", "1")))
+    if args.probe_train:
+        probe_train_main(args)
+        return
+    data = require_shared_data("the matcher benchmark")
+    if args.costs_only:
+        print_costs(args, data, [])
+        return
+    openstax, elife = load_features(args, data)
+    train, sets = eval_sets(openstax, elife)
+    print(f"train (4 books) {len(train)}, " + ", ".join(f"{k.split(' (')[0]} {len(v)}" for k, v in sets.items()))
+    seeds = [0] if args.quick else list(range(args.seeds))
+    results, times, chosen = run_seeds(train, sets, seeds, args.epochs)
+    print_results(results, train, sets, len(seeds))
+    print_mentions_claim(results, sets)
+    cost = [["choosing the epochs (4-fold, by book) + training one model, cached features",
+             f"{np.mean(times):.0f} ± {np.std(times):.0f} s", f"epochs chosen {min(chosen)}-{max(chosen)}",
+             f"{len(times)} runs"]]
+    if args.quick:
+        print_table("Cost on this machine's CPU", ["what", "speed", "detail", "note"], cost)
+    else:
+        print_costs(args, data, cost)
+
+
+def print_costs(args, data: Path, cost: list[list[str]]) -> None:
+    """The training probe (child process: time, peak memory) and `figlink embed` speed, after ``cost``."""
+    if not args.no_train_probe:
+        p = probe_training(args)
+        cost = cost + [["choosing the epochs + training one model, in a child process", f"{p['train_s']:.0f} s",
+                        f"peak RSS {p['peak_rss_mb']:.0f} MB", f"features from cache {p['load_features_s']:.0f} s"]]
+    if not args.no_embed_speed:
+        cost += embed_speed(args, data)
+    if not args.no_image_search:
+        cost += image_search_latency(args, data)
+    print_table("Cost on this machine's CPU", ["what", "speed", "detail", "note"], cost)
+
+
+if __name__ == "__main__":
+    main()

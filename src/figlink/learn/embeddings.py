@@ -1,0 +1,32 @@
+"""What every matcher backend gives: the :class:`Matcher` protocol and its :class:`Embeddings`.
+
+Backends (:mod:`figlink.learn.embedder` for the built-in dual encoder, :mod:`figlink.learn.external` for
+exported models) import this; :func:`figlink.learn.embedder.load_matcher` picks one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from figlink.learn.cache import FeatureCache
+from figlink.learn.records import BadItem, FigurePair, TextMode
+
+KIND = "matcher"  # the model-directory kind of every matcher
+
+
+@dataclass
+class Embeddings:
+    ids: list[str]
+    image: np.ndarray  # (n, d) float32, unit rows
+    text: np.ndarray  # (n, d) float32, unit rows
+    bad: list[BadItem]
+
+
+class Matcher(Protocol):
+    dim: int
+
+    def embed(self, pairs: Sequence[FigurePair], text_mode: TextMode, cache: FeatureCache,
+              device: str = "cpu", ocr: bool = True) -> Embeddings: ...

