@@ -297,3 +297,31 @@ def test_real_figures_screenshots(browser, gallery_url, screenshot_dir, width, h
         shoot(page, screenshot_dir, f"5-real-figure-detail-{name}.png")
     finally:
         ctx.close()
+
+
+def test_search_by_image_from_the_page(browser, gallery_url, elife_corpus, screenshot_dir):
+    """The page offers search by image when the server has the matcher; choosing a figure of the corpus
+    shows that figure among the hits (its own image, with its caption and OCR text, ranks it high)."""
+    from figlink.server.image_search import available
+
+    if not available():
+        pytest.skip("the image-text matcher's dependencies are not installed")
+    src, _ = elife_corpus
+    images = sorted((src / "images").rglob("*.png"))
+    assert images, "the eLife sample has figure images"
+    query = images[0]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(240_000)  # the first image search loads the matcher and embeds the corpus
+    try:
+        page.goto(gallery_url + "/")
+        page.locator("#image-search").wait_for(state="visible")
+        page.set_input_files("#image-file", str(query))
+        page.wait_for_selector(".card")
+        assert "ranked for" in page.locator("#status").inner_text()
+        hrefs = page.eval_on_selector_all(".card", "cs => cs.map(c => c.getAttribute('href'))")
+        figure_id = query.stem
+        assert any(f"figure={figure_id}&" in (h or "") + "&" for h in hrefs[:5]), (figure_id, hrefs[:5])
+        shoot(page, screenshot_dir, "6-search-by-image.png")
+    finally:
+        page.close()
+

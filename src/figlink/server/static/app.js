@@ -158,11 +158,54 @@ async function loadFacets() {
 async function loadStats() {
   try {
     const h = await getJSON("/api/health");
+    if (h.features && h.features.image_search) enableImageSearch();
     if (h.index) {
       $("#stats").textContent = `${plural(h.index.figures, "figure", "figures")} · ${plural(h.index.panels, "panel",
         "panels")} · ${plural(h.index.papers, "paper", "papers")} in this corpus`;
     }
   } catch (e) { /* the welcome text stands alone */ }
+}
+
+// ---- search by image: POST the file to /api/search (the matcher ranks the corpus's figures) -------------
+
+function enableImageSearch() {
+  $("#image-search").hidden = false;
+  $("#image-file").addEventListener("change", (e) => { if (e.target.files.length) searchByImage(e.target.files[0]); });
+  const hasFiles = (e) => e.dataTransfer && Array.from(e.dataTransfer.types || []).includes("Files");
+  document.addEventListener("dragover", (e) => { if (hasFiles(e)) { e.preventDefault(); document.body.classList.add("dropping"); } });
+  document.addEventListener("dragleave", () => document.body.classList.remove("dropping"));
+  document.addEventListener("drop", (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    document.body.classList.remove("dropping");
+    if (e.dataTransfer.files.length) searchByImage(e.dataTransfer.files[0]);
+  });
+}
+
+async function searchByImage(file) {
+  const token = ++searchToken;
+  document.body.classList.remove("detail-mode");
+  $("#detail").hidden = true;
+  $("#welcome").hidden = true;
+  $("#results").hidden = false;
+  $("#results").replaceChildren();
+  $("#more-row").hidden = true;
+  if (!file.type.startsWith("image/")) {
+    $("#status").textContent = `Error: ${file.name} is not an image`;
+    return;
+  }
+  results = { key: null, state: { ...formState(), q: file.name, level: "figure" }, hits: [], seen: new Set(), total: 0,
+    exact: true, next: null, scrollY: 0 };
+  $("#status").textContent = "Searching by image…";
+  try {
+    const r = await fetch("/api/search?k=48", { method: "POST", body: file,
+      headers: { "content-type": file.type, accept: "application/json" } });
+    const body = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error(typeof body.detail === "string" ? body.detail : r.statusText || "request failed");
+    if (token === searchToken) addPage(body);
+  } catch (e) {
+    if (token === searchToken) $("#status").textContent = "Error: " + e.message;
+  }
 }
 
 // ---- API ------------------------------------------------------------------------------------------------
