@@ -53,7 +53,9 @@ bench: $(STAMP)
 # The default image–text matcher shipped in src/figlink/learn/data/matcher (needs ../shared/data; the
 # features are cached in $FIGLINK_CACHE_DIR or ~/.cache/figlink, the first run OCRs ~3,700 figures).
 model-matcher: $(STAMP)
+	FIGLINK_SHARED_DATA=$${FIGLINK_SHARED_DATA:-$(abspath ../shared/data)} \
 	$(VENV)/bin/python -m figlink.learn.reproduce
 
 model-captioner: $(STAMP)
+	FIGLINK_SHARED_DATA=$${FIGLINK_SHARED_DATA:-$(abspath ../shared/data)} \
 	$(VENV)/bin/python -m figlink.learn.captioner_reproduce

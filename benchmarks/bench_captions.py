@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import resource
 import statistics
@@ -33,19 +32,18 @@ import tracemalloc
 from pathlib import Path
 from typing import Any, Callable
 
-from figlink.eval.caption_eval import mean_f1, naive_split
-from figlink.text.compound import compound_cues
-from figlink.text.keywords import find_medical_keywords, is_medical
-from figlink.text.normalize import normalize_advanced, normalize_basic, normalized_caption
-from figlink.text.subcaptions import split_caption
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import shared_data  # noqa: E402
+
+from figlink.eval.caption_eval import mean_f1, naive_split  # noqa: E402
+from figlink.text.compound import compound_cues  # noqa: E402
+from figlink.text.keywords import find_medical_keywords, is_medical  # noqa: E402
+from figlink.text.normalize import normalize_advanced, normalize_basic, normalized_caption  # noqa: E402
+from figlink.text.subcaptions import split_caption  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def shared_data() -> Path | None:
-    env = os.environ.get("FIGLINK_SHARED_DATA")
-    path = Path(env) if env else REPO.parent / "shared" / "data"
-    return path if path.is_dir() else None
 
 
 def jats_captions(root: Path) -> list[str]:

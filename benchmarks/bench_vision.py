@@ -17,19 +17,17 @@ os.environ.setdefault("FIGLINK_OCR_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from vision_baseline import baseline, baseline_panels, caption_splitter  # noqa: E402
+import common  # noqa: E402
+from vision_baseline import baseline, caption_splitter  # noqa: E402
 
 from figlink.eval.metrics import alignment_f1, cer, coco_map, recall_at_iou, iou  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def shared_data() -> Path | None:
-    env = os.environ.get("FIGLINK_SHARED_DATA")
-    for cand in ([Path(env)] if env else []) + [ROOT.parent / "shared" / "data", ROOT / "shared" / "data"]:
-        if (cand / "compound" / "exsclaim" / "expected_dev.json").is_file():
-            return cand
-    return None
+    """The development data, when it holds the exsclaim figures."""
+    data = common.shared_data()
+    return data if data is not None and (data / "compound" / "exsclaim" / "expected_dev.json").is_file() else None
 
 
 def _box(geometry: list[dict]) -> list[float]:

@@ -22,6 +22,7 @@ def shared_data() -> Path | None:
     env = os.environ.get("FIGLINK_SHARED_DATA")
     for cand in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data", REPO.parents[1] / "shared" / "data"]:
         if cand.is_dir():
+            os.environ["FIGLINK_SHARED_DATA"] = str(cand)  # figlink's model-rebuilding code reads only this
             return cand
     return None
 

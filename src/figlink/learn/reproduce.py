@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from figlink.eval.dev_data import dev_data
 from figlink.eval.splits import OPENSTAX_CHECK_BOOK
 from figlink.learn.cache import FeatureCache
 from figlink.learn.embedder import DEFAULT_MODEL
@@ -26,12 +27,8 @@ SHIPPED_SETTINGS = TrainSettings()
 
 
 def find_data() -> Path | None:
-    env = os.environ.get("FIGLINK_SHARED_DATA")
-    repo = Path(__file__).resolve().parents[3]
-    for cand in ([Path(env)] if env else []) + [repo.parent / "shared" / "data", repo.parents[1] / "shared" / "data"]:
-        if (cand / "figures" / "openstax" / "pairs.jsonl").is_file():
-            return cand
-    return None
+    """The development data holding the OpenStax figure pairs, when ``$FIGLINK_SHARED_DATA`` names it."""
+    return dev_data("figures/openstax/pairs.jsonl")
 
 
 def _fmt(m: dict) -> str:

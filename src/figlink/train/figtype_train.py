@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import random
 from pathlib import Path
 from typing import Optional
@@ -20,6 +19,7 @@ from typing import Optional
 import numpy as np
 from PIL import Image, ImageEnhance, ImageOps
 
+from figlink.eval.dev_data import dev_data
 from figlink.train.figtype_render import RENDERERS, TEST_STYLES, TRAIN_STYLES, render
 from figlink.vision.figtype import HEAD_PATH, feature_vector, load_head, predict_proba
 from figlink.vision.ocr import read_text
@@ -29,12 +29,8 @@ HELDOUT_SEED = 10**6
 
 
 def shared_data() -> Optional[Path]:
-    env = os.environ.get("FIGLINK_SHARED_DATA")
-    root = Path(__file__).resolve().parents[3]
-    for cand in ([Path(env)] if env else []) + [root.parent / "shared" / "data", root / "shared" / "data"]:
-        if (cand / "compound").is_dir():
-            return cand
-    return None
+    """The development data with its hand-labelled compound figures, when ``$FIGLINK_SHARED_DATA`` names it."""
+    return dev_data("compound")
 
 
 def _open(ref: str, data: Optional[Path]) -> Optional[Image.Image]:
