@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from figlink.cli.common import err, fail, open_corpus, out, print_failures
+from figlink.errors import FiglinkError
 
 if TYPE_CHECKING:
     from figlink.index import IndexReport
@@ -20,7 +21,8 @@ def print_index(r: IndexReport) -> None:
     """One line about an index update."""
     err.print(f"index {r.version}: {r.added} papers added, {r.replaced} replaced, {r.removed} removed, "
               f"{r.unchanged} unchanged; {r.figures} figures, {r.panels} panels "
-              f"({'lexical + ' + r.dense if r.dense else 'lexical only'}, {r.seconds:.1f} s)", highlight=False)
+              f"({'lexical + ' + r.dense if r.dense else 'lexical only'}"
+              f"{f' + image ({r.image_figures} figures)' if r.image_figures else ''}, {r.seconds:.1f} s)", highlight=False)
 
 
 def show(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
@@ -87,12 +89,32 @@ def export(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
 
 def index(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
           full: bool = typer.Option(False, "--full", help="Rebuild from scratch instead of updating."),
+          image: bool = typer.Option(False, "--image", help="Add the image signal: figures embedded by the "
+                                     "image–text matcher (needs figlink[learn])."),
+          matcher: Optional[Path] = typer.Option(None, "--matcher", help="Matcher model directory for --image "
+                                                 "(default: the one shipped)."),
           ) -> None:
     """Build or update the corpus's search index (new papers are added; readers never see a partial index)."""
     from figlink.index import build_index
 
+    signal = None
+    if image or matcher is not None:
+        signal = _image_signal(corpus, matcher)
     try:
-        r = build_index(corpus, full=full)
-    except FileNotFoundError as e:
+        r = build_index(corpus, full=full, image=signal)
+    except (FileNotFoundError, ValueError) as e:
         fail(str(e))
     print_index(r)
+
+
+def _image_signal(corpus: Path, matcher: Optional[Path]):
+    """The matcher's image signal of a corpus, or a one-line failure (no learn extra, bad model, no corpus)."""
+    try:
+        from figlink.learn.embedder import load_matcher
+        from figlink.learn.image_search import image_signal
+    except ImportError as e:
+        fail(f"--image needs the learning extra (pip install 'figlink[learn]'): {e}")
+    try:
+        return image_signal(corpus, load_matcher(matcher) if matcher is not None else None)
+    except (FiglinkError, FileNotFoundError, ValueError) as e:
+        fail(str(e))

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from figlink.corpus import Corpus
-from figlink.index import ann, columns, lexical, store
+from figlink.index import ann, columns, image as image_mod, lexical, store
 from figlink.index.docs import Doc, paper_docs
 from figlink.index.embed import Embedder, default_embedder, default_embedder_name
 from figlink.index.vectors import VectorSet, VectorWriter
@@ -43,6 +43,7 @@ class IndexReport:
     panels: int = 0
     seconds: float = 0.0
     dense: Optional[str] = None
+    image_figures: int = 0  # figures with an image vector in the image signal (0: no image signal)
 
 
 def embed_docs(docs: list[Doc], embedder: Embedder) -> list[np.ndarray]:
@@ -61,20 +62,24 @@ def embed_docs(docs: list[Doc], embedder: Embedder) -> list[np.ndarray]:
 
 
 def build_index(corpus_dir: str | Path, embedder: Optional[Embedder] = None, *, full: bool = False,
-                papers: Optional[Callable[[Paper], Paper]] = None) -> IndexReport:
+                papers: Optional[Callable[[Paper], Paper]] = None,
+                image: Optional[image_mod.ImageSignal] = None) -> IndexReport:
     """Bring ``<corpus_dir>/index`` up to date with the corpus and publish it; returns what changed.
 
     ``embedder`` defaults to :func:`~figlink.index.embed.default_embedder` (None there: lexical only);
-    ``full`` rebuilds from scratch; ``papers`` optionally maps each paper before indexing.
+    ``full`` rebuilds from scratch; ``papers`` optionally maps each paper before indexing. ``image`` gives
+    the version an image signal (:mod:`figlink.index.image`; it needs the dense signal of the same text
+    model); without it, a version keeps the previous one's image vectors of the figures it keeps.
     """
     t0 = time.perf_counter()
     root = store.index_dir(corpus_dir)
     with Corpus(corpus_dir, readonly=True) as src, store.build_lock(root):  # FileNotFoundError: no corpus
-        return _build(root, src, embedder, full, papers, t0)
+        return _build(root, src, embedder, full, papers, t0, image)
 
 
 def _build(root: Path, src: Corpus, emb: Optional[Embedder], full: bool,
-           mapper: Optional[Callable[[Paper], Paper]], t0: float) -> IndexReport:
+           mapper: Optional[Callable[[Paper], Paper]], t0: float,
+           image: Optional[image_mod.ImageSignal] = None) -> IndexReport:
     cur = store.current(root)
     manifest = store.read_manifest(root / cur) if cur else None
     dense_name = emb.name if emb is not None else default_embedder_name()
@@ -87,8 +92,12 @@ def _build(root: Path, src: Corpus, emb: Optional[Embedder], full: bool,
     report = IndexReport(version=cur, added=sum(1 for p in todo if p not in old),
                          replaced=sum(1 for p in todo if p in old), removed=len(set(old) - set(now)),
                          unchanged=len(now) - len(todo), dense=dense_name)
-    if manifest and not full and not todo and not gone_papers:
+    if image is not None and image.text_encoder != dense_name:
+        raise ValueError(f"the image signal maps {image.text_encoder!r} query vectors, but the index's text "
+                         f"embedder is {dense_name!r}")
+    if manifest and not full and not todo and not gone_papers and image is None:
         report.figures, report.panels = manifest["counts"]["figure"], manifest["counts"]["panel"]
+        report.image_figures = manifest.get("image_figures", 0)
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -145,11 +154,23 @@ def _build(root: Path, src: Corpus, emb: Optional[Embedder], full: bool,
         if index is not None:
             ann.save(index, tmp / f"{lv}.ann")
         del vec
+    report.image_figures = _write_image(tmp, prev_dir, image, gone) if emb is not None else 0
+    signals = ["lexical"] + (["text_dense"] if emb else []) + (["image"] if report.image_figures else [])
     (tmp / "manifest.json").write_text(json.dumps({
         "format": store.FORMAT, "version": name, "created": time.time(), "dense": dense_name,
-        "dim": emb.dim if emb is not None else None, "signals": ["lexical"] + (["text_dense"] if emb else []),
+        "dim": emb.dim if emb is not None else None, "signals": signals, "image_figures": report.image_figures,
         "counts": counts, "next_id": next_id, "papers": now}, indent=0))
     store.publish(root, tmp, name)
     report.version, report.figures, report.panels = name, counts["figure"], counts["panel"]
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _write_image(folder: Path, prev_dir: Optional[Path], image: Optional[image_mod.ImageSignal], gone: set[int]) -> int:
+    """The version's image signal: the given one, else the previous version's rows of the figures kept."""
+    if image is not None:
+        with sqlite3.connect(folder / "lexical.sqlite") as db:
+            docs = {(p, f): int(d) for d, p, f in db.execute(
+                "SELECT doc, paper_id, figure_id FROM docs WHERE level='figure'")}
+        return image_mod.write(folder, image, docs)
+    return image_mod.carry(prev_dir, folder, gone) if prev_dir is not None else 0

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from figlink.errors import InputError
-from figlink.index import columns, lexical, rerank as rerank_mod, store
+from figlink.index import columns, image as image_mod, lexical, rerank as rerank_mod, store
 from figlink.index.columns import Columns, FigurePanels
 from figlink.index.embed import Embedder, default_embedder
 from figlink.index.filters import Filters
@@ -39,8 +39,10 @@ SIGNAL_WEIGHTS = {"lexical": 1.0, "text_dense": 0.5, "figure": 1.0}
 # Figures are ranked by a weighted sum instead: BM25 scaled to the best hit plus the cosine similarity.
 # On the benchmark task (citing sentence → figure) this beats RRF (0.58 vs 0.54 R@1): BM25's margin over
 # the runner-up carries information that ranks throw away.
-FIGURE_WEIGHTS = {"lexical": 1.0, "text_dense": 1.0}
-FIGURE_SCALE = {"lexical": "max", "text_dense": "raw"}
+# "image" (when the index has an image signal, figlink.index.image): the cosine of the query, carried into
+# the image–text matcher's space, with the figure's image vector (pixels + the text read in it).
+FIGURE_WEIGHTS = {"lexical": 1.0, "text_dense": 1.0, "image": 1.0}
+FIGURE_SCALE = {"lexical": "max", "text_dense": "raw", "image": "raw"}
 
 
 class IndexMissing(FileNotFoundError):
@@ -82,6 +84,7 @@ class _Version:
     vectors: dict[str, VectorSet]
     cols: dict[str, Columns]
     panels_of: FigurePanels  # figure doc → its panel docs
+    image: Optional[image_mod.ImageIndex] = None  # the image signal of figure documents, when built
     lock: threading.Lock = field(default_factory=threading.Lock)
     facets: Optional[dict] = None  # computed on first use
     figure_of: Optional[dict[int, int]] = None  # panel doc → figure doc, for the re-ranker (on first use)
@@ -97,7 +100,8 @@ def _load(root: Path, name: str) -> _Version:
 
         faiss.omp_set_num_threads(1)  # one query probes a few lists: threads only add contention
     cols, panels_of = columns.load(folder, db)
-    return _Version(name, manifest, db, vectors, cols, panels_of)
+    image = image_mod.load(folder) if "image" in manifest.get("signals", ()) else None
+    return _Version(name, manifest, db, vectors, cols, panels_of, image)
 
 
 def validate_query(query: Any, k: Any, level: Any) -> tuple[str, int, str]:
@@ -120,12 +124,15 @@ class Searcher:
     ``reload_in_background`` (the server) instead keeps answering from the loaded version while one
     thread loads the new one, and switches when it is complete: no query waits for a load.
     ``rerankers`` maps a level to its re-ranker model (absent or None: none for that level); left out,
-    the models shipped in the package are used.
+    the models shipped in the package are used. ``image_signal=False`` leaves out the index's image
+    signal (:mod:`figlink.index.image`) where it has one.
     """
 
     def __init__(self, corpus_dir: str | Path, embedder: Optional[Embedder] = None,
-                 rerankers: Optional[Mapping[str, Any]] = None, *, reload_in_background: bool = False) -> None:
+                 rerankers: Optional[Mapping[str, Any]] = None, *, reload_in_background: bool = False,
+                 image_signal: bool = True) -> None:
         self.corpus_dir = Path(corpus_dir)
+        self.image_signal = image_signal  # use the index's image signal when it has one
         self._rerankers = rerankers
         self.root = store.index_dir(corpus_dir)
         self._embedder = embedder
@@ -216,6 +223,8 @@ class Searcher:
             scored["lexical"] = lexical.search(v.db, level, query, n, f, len(v.cols[level]))
         if qvec is not None and len(v.vectors[level].docs):
             scored["text_dense"] = v.vectors[level].top(qvec, n, f.mask(v.cols[level]))
+        if level == "figure" and qvec is not None and v.image is not None and self.image_signal:
+            scored["image"] = v.image.top(qvec, n, v.cols[level].doc, f.mask(v.cols[level]))
         return scored
 
     def stats(self) -> dict:

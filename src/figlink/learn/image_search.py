@@ -25,6 +25,7 @@ from typing import Optional
 import numpy as np
 
 from figlink.errors import InputError
+from figlink.index.image import ImageSignal
 from figlink.learn.cache import FeatureCache
 from figlink.learn.embedder import load_matcher
 from figlink.learn.embeddings import Matcher
@@ -129,6 +130,30 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
     if todo or old is None or len(rows) != len(old.keys):
         _write_store(folder, {"model": model, "ocr": ocr, "papers": {p: prints[p] for p in prints}}, vectors)
     return vectors
+
+
+def query_map(matcher: Matcher) -> tuple[np.ndarray, np.ndarray, str]:
+    """The matcher's text tower for a text alone (no mentions) as ``(weight, bias, text encoder)``: a query's
+    text vector ``q`` maps to ``normalize(weight @ q + bias)``. Only the built-in dual encoder has one, since its
+    text tower is the text encoder's vector plus a learned linear correction."""
+    model = getattr(matcher, "model", None)
+    adapter = getattr(model, "caption_adapter", None)
+    if model is None or adapter is None:
+        raise InputError("this matcher's text tower is not a linear map of a text embedding: the index's image "
+                         "signal needs the built-in dual encoder")
+    weight = adapter.weight.detach().cpu().numpy().astype(np.float32)
+    bias = adapter.bias.detach().cpu().numpy().astype(np.float32)
+    return np.eye(weight.shape[0], weight.shape[1], dtype=np.float32) + weight, bias, model.config.text_encoder
+
+
+def image_signal(corpus_dir: str | Path, matcher: Optional[Matcher] = None, cache: Optional[FeatureCache] = None,
+                 ocr: bool = True) -> ImageSignal:
+    """The corpus's figures embedded by the matcher's image tower (updating ``<corpus>/matcher/``) with the
+    map of its text tower: the image signal of text search (:func:`figlink.index.build_index` ``image=``)."""
+    matcher = matcher or load_matcher()
+    weight, bias, text_encoder = query_map(matcher)
+    vectors = update_figure_vectors(corpus_dir, matcher, cache, ocr=ocr)
+    return ImageSignal(_model_id(matcher), text_encoder, vectors.keys, vectors.image, weight, bias)
 
 
 def embed_query_image(image: str | Path, matcher: Matcher, cache: Optional[FeatureCache] = None,
