@@ -2,7 +2,7 @@
 
 - OpenStax (``figures/openstax/pairs.jsonl``): the four books trained on and the held-back check book.
 - eLife PDFs (``pdf/elife``), out of domain: each article PDF and figures PDF is parsed with its JATS
-  (``figlink.ingest.parse(pdf, xml=…, image_root=…)``, what ``figlink parse X.pdf --xml X.xml --images DIR``
+  (``figlink.ingest.parse(pdf, xml=…, image_dir=…)``, what ``figlink parse X.pdf --xml X.xml --images DIR``
   runs), and every figure cut from a PDF with a JATS caption becomes a pair whose mentions are the JATS
   citing sentences. A figure found in both PDFs keeps the first crop. Written once to a scratch folder.
 """
@@ -29,8 +29,9 @@ def elife_pdf_pairs(data: Path, scratch: Path) -> Path:
         if not xmls:
             continue
         for pdf in sorted(folder.glob("*.pdf"), key=lambda p: ("figures" in p.name, p.name)):
+            rel = f"images/{folder.name}/{pdf.stem}"  # one folder per PDF: crops are named by figure id
             try:
-                paper = parse(pdf, xml=xmls[0], image_root=scratch / "images", image_prefix="images/")
+                paper = parse(pdf, xml=xmls[0], image_dir=scratch / rel)
             except FiglinkError as e:
                 print(f"  skipped {pdf.name}: {e}")
                 continue
@@ -39,7 +40,7 @@ def elife_pdf_pairs(data: Path, scratch: Path) -> Path:
                 if not fig.image or not fig.caption.strip() or key in seen:
                     continue
                 seen.add(key)
-                lines.append(json.dumps({"id": key, "image": fig.image, "caption": fig.caption,
+                lines.append(json.dumps({"id": key, "image": f"{rel}/{fig.image}", "caption": fig.caption,
                                          "mentions": [r.text for r in fig.inline_refs], "license": "CC-BY-4.0",
                                          "source": f"eLife {paper.doi}"}, ensure_ascii=False))
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
