@@ -1,8 +1,8 @@
 """An ordered parallel map for commands that stream one output per input (``figlink parse --workers N``).
 
 Items go to worker processes in batches; results come back in input order, each as soon as it and every
-result before it are done, with at most ``window`` batches handed out past the oldest one not yet
-yielded, so a slow reader of the output holds the workers back instead of filling the memory. Workers are
+result before it are done, with at most ``window`` batches per worker in flight (handed out and not yet
+yielded), so a slow reader of the output holds the workers back instead of filling the memory. Workers are
 forked where the platform can (they start with the parent's modules already imported), spawned elsewhere.
 """
 
