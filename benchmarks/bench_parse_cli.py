@@ -7,6 +7,8 @@ Rows, each a fresh process timed on the wall clock from start to exit (interpret
 included), passes alternating between the tools, best of ``--repeat``:
 - ``figlink parse DIR --json > out`` (metadata, figures, captions + caption stage, inline references
   with panels, JSON lines);
+- the same with ``--workers N`` (``--workers``, default 2; 0 leaves the row out): N forked worker processes,
+  the same lines in the same order (the benchmark checks it); its CPU is that of all the processes;
 - with ``--before SRC``, the same command run with another checkout's ``src`` folder first on the path
   (e.g. a ``git worktree`` of an earlier commit), given the files rather than the folder (earlier figlink
   refused folders): before and after, each against pubmed_parser of the same run;
@@ -19,10 +21,11 @@ Target: figlink parse ≥ 2x pubmed_parser end to end.
 
 ``--profile`` also runs ``figlink parse`` once under pyinstrument (installed into a private folder given by
 ``$FIGLINK_PROFILER_SITE``, default ``/tmp/figlink-profiler-site``, when the venv lacks it) and prints where
-the time goes: start-up imports, lxml, inline references, the caption stage, JSON encoding.
+the time goes: start-up imports, lxml, the one walk for figures and xrefs, figures, inline references, the
+caption stage, JSON encoding (wall-clock samples: on a loaded machine read them as shares).
 
     python benchmarks/bench_parse_cli.py [--files 400] [--repeat 3] [--quick] [--profile] [--no-ingest] [--ingest-index]
-                                         [--before OTHER_CHECKOUT/src]
+                                         [--before OTHER_CHECKOUT/src] [--workers 2]
 """
 
 from __future__ import annotations
@@ -128,8 +131,10 @@ def profile(files: list[Path], work: Path) -> None:
 _BUCKETS = [
     ("start-up: imports", lambda f, p: f in ("<module>", "_find_and_load", "_call_with_frames_removed")),
     ("JSON encoding (Paper.to_json / to_dict)", lambda f, p: f in ("to_json", "to_dict") or "json/" in p),
-    ("caption stage (split, normalize, keywords)", lambda f, p: f == "caption_stage"),
-    ("inline references (blocks, sentences, mentions)", lambda f, p: f == "_inline_refs"),
+    ("caption stage (split, normalize, keywords)", lambda f, p: f in ("caption_stage", "enrich_caption")),
+    ("inline references (blocks, sentences, mentions)", lambda f, p: f in ("_inline_refs", "add_inline_refs")),
+    ("figures (ids, labels, caption text)", lambda f, p: f == "_figures"),
+    ("one walk: figures, figure xrefs, block holders", lambda f, p: f == "landmarks"),
     ("lxml parse (+ ref-list cut)", lambda f, p: f in ("parse_xml_bytes", "without_ref_lists")),
     ("rest of parse_jats (metadata, figures, captions)", lambda f, p: f == "parse_jats"),
     ("writing stdout", lambda f, p: f in ("write", "TextIOWrapper.write")),
@@ -172,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--no-ingest", action="store_true")
     ap.add_argument("--ingest-index", action="store_true", help="also time an ingest that builds the search index")
+    ap.add_argument("--workers", type=int, default=2, help="also time `figlink parse DIR --json --workers N` (0: not)")
     ap.add_argument("--before", type=Path, default=None,
                     help="src folder of another checkout to time in the same run (given the files, not the folder)")
     args = ap.parse_args(argv)
@@ -190,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
         script.write_text(PUBMED_SCRIPT)
         runs = {"pubmed": ([sys.executable, str(script), *args_files], REPO / "src"),
                 "figlink": ([sys.executable, "-m", "figlink.cli", "parse", str(src), "--json"], REPO / "src")}
+        if args.workers > 1:
+            runs["workers"] = ([sys.executable, "-m", "figlink.cli", "parse", str(src), "--json", "--workers",
+                                str(args.workers)], REPO / "src")
         if args.before is not None:
             runs["before"] = ([sys.executable, "-m", "figlink.cli", "parse", *args_files, "--json"], args.before.resolve())
         best = {name: float("inf") for name in runs}
@@ -201,11 +210,12 @@ def main(argv: list[str] | None = None) -> int:
                 best[name], cpu[name] = min(best[name], t), min(cpu[name], c)
                 rcs[name] = timed.last_rc  # type: ignore[attr-defined]
         lines = {k: sum(1 for _ in (work / f"{k}.jsonl").open()) for k in best}
-        labels = {"figlink": "figlink parse DIR --json > out", "before": f"before: {args.before} (parse FILES --json)"}
+        labels = {"figlink": "figlink parse DIR --json > out", "before": f"before: {args.before} (parse FILES --json)",
+                  "workers": f"figlink parse DIR --json --workers {args.workers} > out"}
         rows = [[labels[name], f"{len(files) / best[name]:.1f} articles/s", f"{best[name]:.2f} s", f"{cpu[name]:.2f} s",
                  f"{lines[name]} JSON lines (exit {rcs[name]})",
                  f"{best['pubmed'] / best[name]:.2f}x wall, {cpu['pubmed'] / cpu[name]:.2f}x CPU (target >= 2x)"]
-                for name in ("before", "figlink") if name in runs]
+                for name in ("before", "figlink", "workers") if name in runs]
         rows.append(["pubmed_parser CLI-equivalent script", f"{len(files) / best['pubmed']:.1f} articles/s",
                      f"{best['pubmed']:.2f} s", f"{cpu['pubmed']:.2f} s",
                      f"{lines['pubmed']} JSON lines (exit {rcs['pubmed']})", "baseline"])
@@ -224,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
         if "before" in runs:
             same = (work / "before.jsonl").read_bytes() == (work / "figlink.jsonl").read_bytes()
             print(f"output of before and after: {'byte-identical' if same else 'DIFFERENT'}")
+        if "workers" in runs:
+            same = (work / "workers.jsonl").read_bytes() == (work / "figlink.jsonl").read_bytes()
+            print(f"output of 1 and {args.workers} workers: {'byte-identical' if same else 'DIFFERENT'}")
         print_table(f"End to end, one process per run, wall clock incl. start-up ({len(files)} Europe PMC articles, "
                     f"best of {repeat})", ["command", "throughput", "wall", "CPU", "output", "vs pubmed_parser"], rows)
         if args.profile:

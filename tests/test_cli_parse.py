@@ -89,3 +89,32 @@ def test_parse_imports_neither_typer_nor_rich_nor_pydantic_nor_numpy():
                          env=env, timeout=300)
     assert res.stderr.strip() == "0 []", res.stderr
     assert json.loads(res.stdout)["doi"] == "10.7554/eLife.05031"
+
+
+def test_workers_give_the_same_lines_in_input_order_and_keep_one_line_errors(tmp_path):
+    src = tmp_path / "papers"
+    src.mkdir()
+    for f in sorted(JATS.iterdir()):
+        if f.suffix in (".xml", ".nxml"):
+            shutil.copy(f, src / f.name)
+    (src / "c_broken.xml").write_text("<article><body><p>unclosed")
+    one = _figlink("parse", str(src), "--json")
+    three = _figlink("parse", str(src), "--json", "--workers", "3")
+    assert one.returncode == three.returncode == 1
+    assert three.stdout == one.stdout
+    names = sorted(f.name for f in src.iterdir() if f.name != "c_broken.xml")
+    # one line per good file, in the folder's name order (the broken file sits between them)
+    assert len(three.stdout.splitlines()) == len(names) == 7
+    assert [json.loads(line)["title"] for line in three.stdout.splitlines()] == \
+           [json.loads(_figlink("parse", str(src / n), "--json").stdout)["title"] for n in names]
+    (line,) = three.stderr.splitlines()
+    assert line.startswith(f"error: {src / 'c_broken.xml'}: parse: ")
+
+
+def test_workers_must_be_a_positive_number_and_are_not_for_images(tmp_path):
+    for extra in (["--workers", "0"], ["--workers", "two"], ["--workers", "2", "--images", str(tmp_path / "im")]):
+        res = _figlink("parse", str(JATS / "elife05031.xml"), "--json", *extra)
+        assert res.returncode == 2, (extra, res.stderr)
+        (line,) = res.stderr.splitlines()
+        assert line.startswith("error: ") and "workers" in line, line
+    assert not (tmp_path / "im").exists()

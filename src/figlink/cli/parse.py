@@ -9,17 +9,23 @@ inside them (recursively, sorted, PDFs paired with their XML: :func:`figlink.ing
 as ``figlink ingest`` reads them).
 
 Every failure is one line on stderr (``error: PATH: STAGE: reason``); the other inputs still parse and the
-exit status is 1 when any failed, 2 for a usage error.
+exit status is 1 when any failed, 2 for a usage error. ``--workers N`` parses in N processes
+(:mod:`.ordered_pool`); the output is the same lines in the same order, each written as soon as it and
+every one before it are done.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, Optional, Sequence, TextIO
+from typing import TYPE_CHECKING, Callable, NoReturn, Optional, Sequence, TextIO
 
 if TYPE_CHECKING:
+    from figlink.images import ImageFolder
+    from figlink.ingest.sources import Source
     from figlink.model import Paper
 
 
@@ -46,7 +52,16 @@ def arguments(prog: str = "figlink parse") -> argparse.ArgumentParser:
     ap.add_argument("--json", dest="as_json", action="store_true", help="Print one Paper JSON per input (JSON lines).")
     ap.add_argument("--pretty", action="store_true", help="Indent the JSON.")
     ap.add_argument("--images", type=Path, default=None, help="Save figure images under this folder.")
+    ap.add_argument("--workers", type=_positive, default=1, metavar="N",
+                    help="Parse in N processes (output in input order all the same; not with --images).")
     return ap
+
+
+def _positive(text: str) -> int:
+    """A whole number of at least 1 (argparse type)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
 
 
 def main(argv: Optional[Sequence[str]] = None, prog: str = "figlink parse") -> int:
@@ -55,22 +70,63 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "figlink parse") -> i
     if not args.paths:
         sys.stderr.write(f"error: Missing argument 'PATH...'. (see {prog} --help)\n")
         return 2
+    if args.workers > 1 and args.images is not None:
+        sys.stderr.write(f"error: --images writes one folder from one process: use it with --workers 1 "
+                         f"(see {prog} --help)\n")
+        return 2
     try:
-        return run(args.paths, xml=args.xml, as_json=args.as_json, pretty=args.pretty, images=args.images)
+        return run(args.paths, xml=args.xml, as_json=args.as_json, pretty=args.pretty, images=args.images,
+                   workers=args.workers)
     except Exception as e:  # a bug outside any one input (listing a folder, writing stdout): one line
         sys.stderr.write(f"error: {one_line(f'internal: {type(e).__name__}: {e}')}\n")
         return 1
 
 
-def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False, pretty: bool = False,
-        images: Optional[Path] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
-    """Parse every input that ``paths`` names; 1 when any failed, else 0."""
+@dataclass(frozen=True)
+class _Outcome:
+    """What one input gave: its JSON line, or its paper (for the table), or its one-line error."""
+
+    path: Path
+    json: Optional[str] = None
+    paper: Optional[Paper] = None
+    error: Optional[str] = None
+
+
+def _outcomes(sources: list[Source], xml: Optional[Path], as_json: bool, pretty: bool,
+              images: Optional[ImageFolder] = None,
+              paper_id: Optional[Callable[[Paper], str]] = None) -> list[_Outcome]:
+    """Parse a batch of inputs (in a worker process, or in this one); a failure is the input's error line."""
     from figlink.errors import FiglinkError
+    from figlink.pipeline import process_source
+
+    out: list[_Outcome] = []
+    for source in sources:
+        path = source.path
+        try:
+            paper = process_source(path, xml=source.xml or xml, images=images, paper_id=paper_id)
+        except FiglinkError as e:
+            out.append(_Outcome(path, error=f"error: {one_line(f'{path}: {e.stage}: {e}')}\n"))
+            continue
+        except Exception as e:  # a bug on one input must not stop the others
+            out.append(_Outcome(path, error=f"error: {one_line(f'{path}: internal: {type(e).__name__}: {e}')}\n"))
+            continue
+        out.append(_Outcome(path, json=paper.to_json(indent=2 if pretty else None) + "\n") if as_json
+                   else _Outcome(path, paper=paper))
+    return out
+
+
+def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False, pretty: bool = False,
+        images: Optional[Path] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None,
+        workers: int = 1) -> int:
+    """Parse every input that ``paths`` names (in ``workers`` processes; not with ``images``); 1 when any
+    failed, else 0."""
+    from figlink.cli.ordered_pool import ordered_map
     from figlink.images import ImageFolder
     from figlink.ingest.sources import iter_sources
     from figlink.paper_ids import variants
-    from figlink.pipeline import process_source
 
+    if workers > 1 and images is not None:
+        raise ValueError("images are saved by one process: use workers=1")
     out = out or sys.stdout
     err = err or sys.stderr
     failed = 0
@@ -83,26 +139,22 @@ def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False
         given.add(pid)
         return pid
 
-    folder = None if images is None else ImageFolder(images)
-    for source in iter_sources(paths, pairs=False):
-        path = source.path
-        try:
-            paper = process_source(path, xml=source.xml or xml, images=folder,
-                                   paper_id=None if folder is None else unique_id)
-        except FiglinkError as e:
+    if images is None:
+        parse_batch = partial(_outcomes, xml=xml, as_json=as_json, pretty=pretty)
+    else:
+        parse_batch = partial(_outcomes, xml=xml, as_json=as_json, pretty=pretty, images=ImageFolder(images),
+                              paper_id=unique_id)
+    # one input per batch in this process: each line is out as soon as its input is parsed
+    for done in ordered_map(parse_batch, iter_sources(paths, pairs=False), workers, batch=1 if workers == 1 else 4):
+        if done.error is not None:
             failed += 1
-            err.write(f"error: {one_line(f'{path}: {e.stage}: {e}')}\n")
-            continue
-        except Exception as e:  # a bug on one input must not stop the others
-            failed += 1
-            err.write(f"error: {one_line(f'{path}: internal: {type(e).__name__}: {e}')}\n")
-            continue
-        if as_json:
-            out.write(paper.to_json(indent=2 if pretty else None) + "\n")
-        else:
-            _print_table(paper, out)
-            for w in paper.warnings:
-                err.write(f"warning: {one_line(f'{path}: {w}')}\n")
+            err.write(done.error)
+        elif done.json is not None:
+            out.write(done.json)
+        elif done.paper is not None:
+            _print_table(done.paper, out)
+            for w in done.paper.warnings:
+                err.write(f"warning: {one_line(f'{done.path}: {w}')}\n")
     out.flush()
     return 1 if failed else 0
 

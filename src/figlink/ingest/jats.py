@@ -15,7 +15,7 @@ from typing import Iterable, Optional
 from lxml import etree
 
 from figlink.errors import ParseError
-from figlink.ingest.jats_refs import add_inline_refs
+from figlink.ingest.jats_refs import add_inline_refs, landmarks
 from figlink.ingest.jats_xml import DEFAULT_MAX_BYTES, MATHML, XLINK_HREF, collapse_ws, element_text, \
     ids_in, parse_xml_bytes, read_bytes, without_ref_lists
 from figlink.ingest.licenses import normalize_license
@@ -108,10 +108,11 @@ def _caption_text(fig: etree._Element) -> str:
     return " ".join(parts)
 
 
-def _figures(root: etree._Element) -> list[Figure]:
+def _figures(figs: list[etree._Element]) -> list[Figure]:
+    """The figures of the article's ``<fig>`` elements (in document order)."""
     figures: list[Figure] = []
     seen: set[str] = set()
-    for n, fig in enumerate(root.iter("fig"), 1):
+    for n, fig in enumerate(figs, 1):
         fid = fig.get("id") or f"fig-{n}"
         base, k = fid, 2
         while fid in seen:
@@ -157,13 +158,14 @@ def paper_from_root(root: etree._Element, *, name: str = "", warnings: Optional[
                        or _article_id(meta, "publisher-id") or Path(name).stem or "paper")
     title = element_text(None if meta is None else meta.find("title-group/article-title")) or None
     journal = element_text(root.find("front/journal-meta//journal-title")) or None
-    figures = _figures(root)
+    marks = landmarks(root)
+    figures = _figures(marks.figs)
     for f in figures:
         if not f.caption:
             warnings.append(f"figure {f.figure_id} has no caption")
         if not f.label:
             warnings.append(f"figure {f.figure_id} has no label")
-    add_inline_refs(root, figures, warnings, cut_ids)
+    add_inline_refs(root, figures, warnings, cut_ids, marks)
     return Paper(paper_id=paper_id, source="jats", doi=doi, pmcid=pmcid, title=title, journal=journal,
                  year=_year(meta), license=_license(meta), figures=figures, warnings=warnings)
 
