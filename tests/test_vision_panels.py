@@ -85,3 +85,23 @@ def test_labels_centred_under_touching_panels_are_read_and_split_the_drawing():
     for p in fv.panels:
         assert iou(p.bbox, gold[p.label]) >= 0.7, (p.label, p.bbox)
         assert fv.subcaption(p).startswith(("Find", "Use", "Measure", "Compare")["abcd".index(p.label)])
+
+
+def test_touching_panels_are_parted_by_their_corner_labels():
+    # eLife 01222 Figure 5 (benchmarks/gold, downscaled to 900 px): seven panels, several touching with
+    # no gutter (C beside D, E over F and G); every label "A"-"G" sits at its panel's top-left corner.
+    # Boxes: the hand-drawn gold of benchmarks/gold/panel_gold.json scaled by 900/2000.
+    caption = ("GamGFP marks DSBs in mammalian cells and is inhibited by Ku. (A) GamGFP co-localizes with 53BP1 on "
+               "laser-induced DNA breaks. (B) Ku inhibits recruitment of GamGFP to laser-induced damage, live cells. "
+               "(C and D) Ku inhibits recruitment of GamGFP, fixed cells. Mean ± SEM of three experiments, n >25 "
+               "cells each. (E) GamGFP forms IR-induced foci in Ku80-defective MEFs. (F) Zoomed image from E. "
+               "(G) IR-induced foci containing Gam only, 53BP1 only or both Gam and 53BP1.")
+    from figlink.text.subcaptions import split_caption
+
+    fv = analyze_figure(SAMPLES / "elife-01222_fig5.jpg", split_caption(caption), classify=False)
+    gold = {"a": [3, 3, 502, 584], "b": [532, 3, 1301, 534], "e": [1308, 3, 1996, 590], "c": [8, 588, 948, 1057],
+            "d": [981, 595, 1325, 1071], "f": [1325, 595, 1610, 978], "g": [1610, 595, 1990, 1077]}
+    assert sorted(p.label or "" for p in fv.panels) == list("abcdefg")
+    for p in fv.panels:
+        assert iou(p.bbox, [0.45 * v for v in gold[p.label or ""]]) >= 0.6, (p.label, p.bbox)  # bench: 0.5
+    assert fv.subcaption(next(p for p in fv.panels if p.label == "f")) == "Zoomed image from E."
