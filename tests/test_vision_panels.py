@@ -105,3 +105,18 @@ def test_touching_panels_are_parted_by_their_corner_labels():
     for p in fv.panels:
         assert iou(p.bbox, [0.45 * v for v in gold[p.label or ""]]) >= 0.6, (p.label, p.bbox)  # bench: 0.5
     assert fv.subcaption(next(p for p in fv.panels if p.label == "f")) == "Zoomed image from E."
+
+
+def test_misread_parenthesized_labels_are_named_by_their_order():
+    # OpenStax Microbiology, thymine-dimer repair: "(a)" and "(b)" under two diagrams full of single
+    # letters (A, G, C, T); the OCR reads "(b)" as "(8)". Two parenthesized marks, lined up, for the
+    # caption's two labels: a and b, left to right. Boxes: benchmarks/gold/panel_gold.json.
+    split = CaptionSplit(subcaptions=[
+        Subcaption(["a"], "In nucleotide excision repair, an enzyme complex recognizes the distortion."),
+        Subcaption(["b"], "In photoreactivation, the enzyme photolyase binds to the thymine dimer.")])
+    fv = analyze_figure(SAMPLES / "OSC_Microbio_11_05_ThyDiRep.jpg", split, classify=False)
+    gold = {"a": (0, 105, 152, 384), "b": (169, 105, 322, 384)}
+    assert sorted(p.label or "" for p in fv.panels) == ["a", "b"]
+    for p in fv.panels:
+        assert iou(p.bbox, gold[p.label or ""]) >= 0.5, (p.label, p.bbox)
+        assert (fv.subcaption(p) or "").startswith({"a": "In nucleotide", "b": "In photoreactivation"}[p.label or ""])
