@@ -249,8 +249,8 @@ def write_failures(bench: str, items: Iterable[dict]) -> Path:
 
 def cache_ocr(folder: Path | None = None) -> Path:
     """Cache figlink's full-image OCR (``read_text``) on disk, keyed by the pixels' MD5, so reruns of a
-    vision benchmark skip the detector (the slow part). The folder is ``$FIGLINK_OCR_CACHE`` or
-    ``/work/scratch/<user>/ocr_cache`` style scratch outside the repo; returns it."""
+    vision benchmark skip the detector (the slow part). The folder is ``$FIGLINK_OCR_CACHE``, else
+    ``folder``, else ``/tmp/figlink_ocr_cache``; keep it outside the repo. Returns it."""
     import hashlib
     import json
 
