@@ -56,7 +56,7 @@ from pathlib import Path
 os.environ.setdefault("FIGLINK_OCR_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (OUT, add_part_args, latency_row, parts_of, peak_rss_mb, print_table,  # noqa: E402
+from common import (OUT, add_part_args, cache_ocr, latency_row, parts_of, peak_rss_mb, print_table,  # noqa: E402
                     require_shared_data, split_table, write_failures)
 
 from figlink.eval.metrics import alignment_f1, iou, recall_at_iou, token_f1  # noqa: E402
@@ -296,11 +296,15 @@ def main(argv: list[str] | None = None) -> int:
     add_part_args(ap)
     ap.add_argument("--set", choices=("all", "exsclaim", "vector", "gold"), default="all",
                     help="which gold to score (default all three)")
+    ap.add_argument("--ocr-cache", type=Path, default=None,
+                    help="folder (outside the repo) caching full-image OCR by pixel hash; speeds up reruns")
     args = ap.parse_args(argv)
     data = require_shared_data("the alignment benchmark")
     import torch
 
     torch.set_num_threads(1)
+    if args.ocr_cache:
+        print(f"  OCR cache: {cache_ocr(args.ocr_cache)}")
     from bench_vision import load_exsclaim
 
     parts = parts_of(args.part)

@@ -245,3 +245,32 @@ def write_failures(bench: str, items: Iterable[dict]) -> Path:
             n += 1
     print(f"wrote {n} tune failures to {path.relative_to(REPO)}")
     return path
+
+
+def cache_ocr(folder: Path | None = None) -> Path:
+    """Cache figlink's full-image OCR (``read_text``) on disk, keyed by the pixels' MD5, so reruns of a
+    vision benchmark skip the detector (the slow part). The folder is ``$FIGLINK_OCR_CACHE``, else
+    ``folder``, else ``/tmp/figlink_ocr_cache``; keep it outside the repo. Returns it."""
+    import hashlib
+    import json
+
+    import figlink.enrich.vision as vision
+    from figlink.model import Box, OcrText
+
+    folder = Path(os.environ.get("FIGLINK_OCR_CACHE") or folder or Path("/tmp") / "figlink_ocr_cache")
+    folder.mkdir(parents=True, exist_ok=True)
+    plain = vision.read_text
+
+    def cached(rgb: np.ndarray, *args, **kwargs) -> list:
+        if args or kwargs:
+            return plain(rgb, *args, **kwargs)
+        key = hashlib.md5(np.ascontiguousarray(rgb).tobytes() + str(rgb.shape).encode()).hexdigest()
+        path = folder / f"{key}.json"
+        if path.is_file():
+            return [OcrText(text=t, bbox=Box.pixels(tuple(b)), score=s) for t, b, s in json.loads(path.read_text())]
+        items = plain(rgb)
+        path.write_text(json.dumps([[it.text, list(it.bbox), it.score] for it in items]))
+        return items
+
+    vision.read_text = cached  # type: ignore[assignment]
+    return folder

@@ -76,6 +76,19 @@ def test_trailing_labels_claim_their_clause() -> None:
     assert split.shared_text == "Stain for PSA."
 
 
+def test_inline_list_items_open_their_text() -> None:
+    # OpenStax Microbiology and Psychology captions (CC BY 4.0, figures/openstax): a list inside a
+    # sentence, the next item after a conjunction, opens text; it does not close the words before it.
+    cap = ("Anaerobic environments are still common on earth. They include environments like (a) a bog where "
+           "undisturbed dense sediments are virtually devoid of oxygen, and (b) the rumen (the first compartment "
+           "of a cow's stomach), which provides an oxygen-free incubator for methanogens.")
+    assert text(cap, "a").endswith("a bog where undisturbed dense sediments are virtually devoid of oxygen")
+    assert text(cap, "b").startswith("the rumen (the first compartment")
+    cap = "Daily commutes, whether (a) on the road or (b) via public transportation, can be hassles."
+    assert text(cap, "a").endswith("on the road")
+    assert text(cap, "b").startswith("via public transportation")
+
+
 def test_label_continuing_a_sentence_versus_opening_one() -> None:
     cap = "Growth. (a) Controls. Hyperplasia in prostates (b and d) and normal glands (c). (e) Quantification."
     assert text(cap, "a") == "Controls."

@@ -85,3 +85,54 @@ def test_labels_centred_under_touching_panels_are_read_and_split_the_drawing():
     for p in fv.panels:
         assert iou(p.bbox, gold[p.label]) >= 0.7, (p.label, p.bbox)
         assert fv.subcaption(p).startswith(("Find", "Use", "Measure", "Compare")["abcd".index(p.label)])
+
+
+def test_touching_panels_are_parted_by_their_corner_labels():
+    # eLife 01222 Figure 5 (benchmarks/gold, downscaled to 900 px): seven panels, several touching with
+    # no gutter (C beside D, E over F and G); every label "A"-"G" sits at its panel's top-left corner.
+    # Boxes: the hand-drawn gold of benchmarks/gold/panel_gold.json scaled by 900/2000.
+    caption = ("GamGFP marks DSBs in mammalian cells and is inhibited by Ku. (A) GamGFP co-localizes with 53BP1 on "
+               "laser-induced DNA breaks. (B) Ku inhibits recruitment of GamGFP to laser-induced damage, live cells. "
+               "(C and D) Ku inhibits recruitment of GamGFP, fixed cells. Mean ± SEM of three experiments, n >25 "
+               "cells each. (E) GamGFP forms IR-induced foci in Ku80-defective MEFs. (F) Zoomed image from E. "
+               "(G) IR-induced foci containing Gam only, 53BP1 only or both Gam and 53BP1.")
+    from figlink.text.subcaptions import split_caption
+
+    fv = analyze_figure(SAMPLES / "elife-01222_fig5.jpg", split_caption(caption), classify=False)
+    gold = {"a": [3, 3, 502, 584], "b": [532, 3, 1301, 534], "e": [1308, 3, 1996, 590], "c": [8, 588, 948, 1057],
+            "d": [981, 595, 1325, 1071], "f": [1325, 595, 1610, 978], "g": [1610, 595, 1990, 1077]}
+    assert sorted(p.label or "" for p in fv.panels) == list("abcdefg")
+    for p in fv.panels:
+        assert iou(p.bbox, [0.45 * v for v in gold[p.label or ""]]) >= 0.6, (p.label, p.bbox)  # bench: 0.5
+    assert fv.subcaption(next(p for p in fv.panels if p.label == "f")) == "Zoomed image from E."
+
+
+def assert_panels(image: str, texts: dict[str, str], gold: dict[str, tuple[int, int, int, int]], min_iou: float):
+    """analyze_figure on a sample with one subcaption per label: each label's panel matches its gold
+    box and carries its text."""
+    split = CaptionSplit(subcaptions=[Subcaption([k], v) for k, v in texts.items()])
+    fv = analyze_figure(SAMPLES / image, split, classify=False)
+    assert sorted(p.label or "" for p in fv.panels) == sorted(gold)
+    for p in fv.panels:
+        assert iou(p.bbox, gold[p.label or ""]) >= min_iou, (p.label, p.bbox)
+        assert fv.subcaption(p) == texts[p.label or ""]
+
+
+def test_misread_parenthesized_labels_are_named_by_their_order():
+    # OpenStax Microbiology, thymine-dimer repair: "(a)" and "(b)" under two diagrams full of single
+    # letters (A, G, C, T); the OCR reads "(b)" as "(8)". Two parenthesized marks, lined up, for the
+    # caption's two labels: a and b, left to right. Boxes: benchmarks/gold/panel_gold.json.
+    assert_panels("OSC_Microbio_11_05_ThyDiRep.jpg",
+                  {"a": "In nucleotide excision repair, an enzyme complex recognizes the distortion.",
+                   "b": "In photoreactivation, the enzyme photolyase binds to the thymine dimer."},
+                  {"a": (0, 105, 152, 384), "b": (169, 105, 322, 384)}, 0.5)
+
+
+def test_centred_labels_lay_out_their_panels():
+    # OpenStax Psychology: a photo and a pale scanned document (almost white on white, so whitespace cuts
+    # find no panel there), "(a)" and "(b)" centred under them. Both labels read, the cut between them
+    # through the least ink parts the figure. Boxes: benchmarks/gold/panel_gold.json.
+    assert_panels("CNX_Psych_02_05_BrownBoard.jpg",
+                  {"a": "Margaret Floy Washburn was the first woman to earn a doctorate degree in psychology.",
+                   "b": "The outcome of Brown v. Board of Education was influenced by the research of Prosser."},
+                  {"a": (11, 0, 162, 238), "b": (195, 0, 384, 239)}, 0.7)

@@ -146,6 +146,8 @@ def label_core(label: str) -> str:
 
 # A label standing alone, as OCR reads it in an image: "a", "(B)", "c.", "D:".
 LONE_LABEL = re.compile(r"^\(?([A-Za-z])\)?[.:]?$")
+# The shape of a parenthesized label whatever OCR made of its glyph: "(b)" read as "(8)", "(6)", "(t)".
+PAREN_GLYPH = re.compile(r"^\(\S\)$")
 
 # How a caption writes a label: "(A" + "panel(s) B)" (paren, panelparen), "a)" (half), "A." / "A:" (dot,
 # colon), "A text" (bare), "panel A" (panel).
@@ -237,7 +239,7 @@ __all__ = [
     "place_of",
     "LABEL_ATOM", "LABEL_JOIN_WORDS", "LABEL_SEPARATOR", "LABEL_POSITION", "LABEL_LIST", "LABEL_PAREN",
     "LABEL_PANEL_PAREN", "LABEL_HALF", "LABEL_PUNCT", "LABEL_BARE", "LABEL_PANEL_WORD", "LABEL_PANEL_WORD_PLAIN",
-    "label_core", "LONE_LABEL", "LabelForm", "LabelRole",
+    "label_core", "LONE_LABEL", "PAREN_GLYPH", "LabelForm", "LabelRole",
     "QUALIFIER", "FIGURE_WORD", "KEYWORD", "KEYWORD_INITIALS", "KEYWORD_FORMS", "QUALIFIER_BEFORE", "KEYWORD_BEFORE",
     "FIGURE_NUMBER", "SUPPLEMENT", "ITEM_SEPARATOR", "LETTER_ATTACHED", "LETTER_SPACED", "NEXT_LETTER",
     "PANEL_LETTER", "MORE_LETTERS", "CAPTION_OPENER", "OTHER_OPENER", "LABEL_END", "qualifier_prefix", "make_key",

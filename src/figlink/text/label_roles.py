@@ -22,6 +22,7 @@ _JOIN = re.compile(rf"\s*(?:,\s*)?(?P<sep>{g.words_pattern(g.LABEL_JOIN_WORDS)}|
 _FUNCTION_WORDS = frozenset(
     "of in from for with and or the a an to on at by between into onto over under than that which where whereas "
     "while but".split())
+_ENUMERATION_JOINS = frozenset(("and", "or"))  # what stands before the next item of an inline list
 _CLAUSE_WORDS = frozenset("and or in with to vs versus at on from for of but whereas while compared".split())
 _NEXT_WORD = re.compile(r"\s*([A-Za-z]+)")
 _HEADING = re.compile(r"(?:(?<=[;,])\s*(?:and|or)|\b[A-Z][a-z]+)\s+$")
@@ -110,7 +111,7 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
     current: set[str] = set()
     parent: set[str] = set()  # the last opener that was not a sub-label of the one before
     last: Tok | None = None
-    for t in tokens:
+    for n, t in enumerate(tokens):
         prev, pj = _prev_char(text, t.start, body)
         glued = bool(prev) and pj == t.start - 1 and prev.isalpha() and "paren" in t.forms
         # After a period only where the sentence splitter starts a sentence ("sp. nov. (A-J)" does not).
@@ -139,6 +140,8 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
                 role = "ref"  # "note that (I) is a magnified view of … (H)."
             else:
                 role = "trail" if may_trail else "ref"
+        elif fresh and _enumerates(text, t, tokens[n + 1] if n + 1 < len(tokens) else None):
+            role = "open"
         else:
             role = _inline_role(text, t, last, fresh, sub, may_trail, prev)
         t.role = role
@@ -151,6 +154,16 @@ def assign_roles(text: str, body: int, tokens: list[Tok], sent_starts: set[int])
             current = labels
         elif role == "trail":
             opened.update(t.labels)
+
+
+def _enumerates(text: str, t: Tok, nxt: Tok | None) -> bool:
+    """Does ``t`` open the first item of an inline list, its next label in the same sentence coming
+    after words and a conjunction ("whether (a) on the road or (b) via …", "like (a) a bog …, and (b) the
+    rumen")? Trailing labels close their words instead ("wild-type (A) and unc-116 (B) adults")."""
+    if nxt is None or not _same_sentence(text, t.end, nxt.start):
+        return False
+    between = text[t.end:nxt.start]
+    return len(between.split()) >= 2 and _prev_word(text, nxt.start) in _ENUMERATION_JOINS
 
 
 def _inline_role(text: str, t: Tok, last: Tok | None, fresh: bool, sub: bool, may_trail: bool,

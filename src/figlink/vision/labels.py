@@ -16,6 +16,7 @@ from scipy import ndimage
 
 from figlink import model
 from figlink.model import OcrText
+from figlink.text import grammar as g
 from figlink.vision.ocr import panel_letter, recognize
 from figlink.vision.segment import Box, box_gap
 
@@ -167,7 +168,38 @@ def read_labels(rgb: np.ndarray, gray: np.ndarray, regions: Sequence[Box], bg: f
         found = _consistent(labels, allowed)
     if allowed and 2 <= len(found) < len(allowed):
         found = _consistent(labels + _by_sequence(found, ocr_boxes, allowed, regions), allowed)
+    if allowed and len(found) < len(allowed):
+        found = _by_parentheses(ocr_items, allowed, regions) or found
     return found
+
+
+def _by_parentheses(items: Sequence[OcrText], allowed: set[str], regions: Sequence[Box]) -> list[Label]:
+    """Labels named by their order: when the OCR holds exactly as many parenthesized one-glyph items
+    ("(a)", "(8)" misread for "(b)") as the caption names labels, all of a size and each lined up with
+    another, they are the labels in reading order (rows top to bottom, each left to right), provided
+    every one read as a caption letter is the letter its place gives it."""
+    marks = [(it, _pixel_box(it.bbox)) for it in items if g.PAREN_GLYPH.match(it.text.strip())]
+    if len(marks) != len(allowed) or len(marks) < 2:
+        return []
+    probes = [Label("?", b, 0.5) for _, b in marks]
+    if not all(any(_lined_up(p, q) for q in probes if q is not p) for p in probes):
+        return []
+    h = float(np.median([b[3] - b[1] for _, b in marks]))
+    rows: list[list[tuple[OcrText, Box]]] = []
+    for m in sorted(marks, key=lambda m: m[1][1]):
+        if rows and abs(m[1][1] - rows[-1][0][1][1]) <= h:
+            rows[-1].append(m)
+        else:
+            rows.append([m])
+    ordered = [m for row in rows for m in sorted(row, key=lambda m: m[1][0])]
+    out = []
+    for letter, (it, b) in zip(sorted(allowed), ordered):
+        read = panel_letter(it.text)
+        if read in allowed and read != letter:
+            return []
+        out.append(Label(letter, b, float(it.score or 1.0) if read == letter else 0.5,
+                         it.text.strip("()").isupper(), *_corner_distance(b, regions)))
+    return out
 
 
 _LABEL_SHAPE = re.compile(r"^\(?[^\s()]\)?$")

@@ -12,6 +12,7 @@ import numpy as np
 
 from figlink import model
 from figlink.model import Panel
+from figlink.vision.label_grid import ink_in, label_regions
 from figlink.vision.labels import Label, label_style
 from figlink.vision.segment import Box, area, box_gap, is_core, merge_fragments, overlap_area, union, xy_cut
 
@@ -205,7 +206,12 @@ def detect_panels(gray: np.ndarray, labels: Sequence[Label] = (), expected: Opti
     label_boxes = [l.box for l in labels]
     body = [b for b in raw if not any(overlap_area(b, lb) >= 0.6 * area(b) for lb in label_boxes)]
     cores = merge_fragments(body, W, H)
-    if len(labels) >= 2 or (len(labels) == 1 and len(cores) <= 2):
+    if expected and len(labels) == expected >= 2:
+        # every label the caption names was read: their places lay out the panels
+        cells = label_regions(gray, [l.box for l in labels], label_style(labels))
+        panels = [Panel(label=l.letter, bbox=model.Box.pixels(ink_in(c, body, l.box)), score=round(l.score, 3))
+                  for l, c in zip(labels, cells)]
+    elif len(labels) >= 2 or (len(labels) == 1 and len(cores) <= 2):
         panels = group_by_labels(cores, labels, W, H, strict=bool(expected and expected > len(labels)))
         if expected and len(panels) > expected:
             panels = _reconcile(panels, expected)
