@@ -9,6 +9,7 @@ this module only decides where :func:`~figlink.engine.common.run_task` runs.
 from __future__ import annotations
 
 import os
+from itertools import chain, islice
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -42,12 +43,14 @@ def process_pool_runner(workers: int):
     (:class:`~figlink.engine.pool.MemoryBoundedPool`) replaces a worker that has grown and runs large
     inputs one at a time, so memory stays flat however many inputs there are."""
 
-    def run(tasks: list[Task]) -> Iterator[Result]:
-        if workers <= 1 or len(tasks) <= 1:
-            yield from map(run_task, tasks)
+    def run(tasks: Iterable[Task]) -> Iterator[Result]:
+        it = iter(tasks)
+        head = list(islice(it, 2))
+        if workers <= 1 or len(head) <= 1:
+            yield from map(run_task, chain(head, it))
             return
         pool = MemoryBoundedPool(run_task, workers)
-        yield from pool.map(tasks, input_bytes, window(workers), _died)
+        yield from pool.map(chain(head, it), input_bytes, window(workers), _died)
 
     return run
 

@@ -26,10 +26,11 @@ import signal
 import sys
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 RETIRE_MB = 16.0  # a worker this much bigger than the smallest worker seen after a task is replaced
 LARGE_BYTES = 1 << 20  # inputs of at least this many bytes run one at a time
+_END = object()
 
 
 def rss_mb() -> float:
@@ -117,22 +118,32 @@ class MemoryBoundedPool:
         self.floor = size if self.floor is None else min(self.floor, size)
         return size > self.floor + self.retire_mb
 
-    def map(self, items: Sequence[Any], size_of: Callable[[Any], int], window: int,
+    def map(self, items: Iterable[Any], size_of: Callable[[Any], int], window: int,
             failed: Callable[[Any, str], Any]) -> Iterator[Any]:
         """``fn(item)`` for each item, yielded in order; ``size_of(item)``: the bytes of its input;
-        ``failed(item, reason)``: the result of an item whose worker died."""
+        ``failed(item, reason)``: the result of an item whose worker died. Items are taken from ``items``
+        only as the window moves (at most ``window`` past the oldest result not yet yielded)."""
+        source = iter(items)
+        pending: dict[int, Any] = {}  # index → item, from when it is taken until its result is yielded
         results: dict[int, Any] = {}
         todo: dict[int, bool] = {}  # index → large; handed out in order, but a large one may wait
-        nxt, out = 0, 0
+        nxt, out, ended = 0, 0, False
         try:
-            self.workers = [self._start() for _ in range(min(self.n, len(items)))]
-            while out < len(items):
-                while nxt < len(items) and nxt - out < window:
-                    todo[nxt] = size_of(items[nxt]) >= self.large_bytes
+            self.workers = [self._start() for _ in range(self.n)]
+            while True:
+                while not ended and nxt - out < window:
+                    item = next(source, _END)
+                    if item is _END:
+                        ended = True
+                        break
+                    pending[nxt], todo[nxt] = item, size_of(item) >= self.large_bytes
                     nxt += 1
-                self._hand_out(items, todo)
-                self._collect(items, results, failed)
+                if ended and out == nxt:
+                    return
+                self._hand_out(pending, todo)
+                self._collect(pending, results, failed)
                 while out in results:
+                    del pending[out]
                     yield results.pop(out)
                     out += 1
         finally:
@@ -142,7 +153,7 @@ class MemoryBoundedPool:
                 self._stop(w)
             self.workers = []
 
-    def _hand_out(self, items: Sequence[Any], todo: dict[int, bool]) -> None:
+    def _hand_out(self, items: dict[int, Any], todo: dict[int, bool]) -> None:
         large_running = any(w.large for w in self.workers if w.job is not None)
         for w in self.workers:
             if w.job is not None:
@@ -154,7 +165,7 @@ class MemoryBoundedPool:
             large_running = large_running or w.large
             w.conn.send((i, items[i]))
 
-    def _collect(self, items: Sequence[Any], results: dict[int, Any], failed: Callable[[Any, str], Any]) -> None:
+    def _collect(self, items: dict[int, Any], results: dict[int, Any], failed: Callable[[Any, str], Any]) -> None:
         busy = [w for w in self.workers if w.job is not None]
         wait([w.conn for w in busy] + [w.proc.sentinel for w in busy])
         for k, w in enumerate(self.workers):

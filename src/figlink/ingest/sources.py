@@ -4,6 +4,7 @@ read their arguments through :func:`iter_sources`, so a folder means the same in
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
@@ -46,9 +47,26 @@ def iter_sources(sources: Iterable[str | Path], pairs: bool = True) -> Iterator[
     for s in sources:
         p = Path(s)
         if p.is_dir():
-            files = [f for f in sorted(p.rglob("*"))
-                     if f.is_file() and not f.name.startswith(".")
-                     and (f.name.lower().endswith(SUPPORTED_SUFFIXES) or (pairs and is_pairs_name(f.name)))]
-            yield from _pair_pdfs(files)
+            yield from _walk(p, pairs)
         else:
             yield Source(p)
+
+
+def _walk(folder: Path, pairs: bool) -> Iterator[Source]:
+    """The sources under ``folder`` in sorted path order (as ``sorted(folder.rglob("*"))``), listing one
+    folder at a time: memory grows with the largest folder, not with the whole tree. Folders behind
+    symbolic links are not entered; unreadable folders are passed over."""
+    try:
+        with os.scandir(folder) as it:
+            names = sorted((e.name, e.is_dir() and not e.is_symlink()) for e in it)
+    except OSError:
+        return
+    files = [folder / n for n, is_dir in names
+             if not is_dir and not n.startswith(".") and (n.lower().endswith(SUPPORTED_SUFFIXES)
+                                                          or (pairs and is_pairs_name(n)))]
+    by_path = {src.path: src for src in _pair_pdfs([f for f in files if f.is_file()])}
+    for n, is_dir in names:
+        if is_dir:
+            yield from _walk(folder / n, pairs)
+        elif (src := by_path.get(folder / n)) is not None:
+            yield src
