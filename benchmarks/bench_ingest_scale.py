@@ -4,8 +4,9 @@ Rows of the table (each ingest a fresh ``figlink`` process; memory is the peak s
 process tree, the writer and its workers):
 
 - **1x**: the articles, no index: articles/s (wall, start-up included), peak memory.
-- **4x**: the articles and three copies of each, every copy a distinct article (its ``<article-id>``s
-  suffixed, its own file name), so 4x the parsing and 4x the papers written: memory must stay flat.
+- **2x, 4x** (``--scales``, e.g. ``1,2,4,8``): the articles and copies of each, every copy a distinct
+  article (its ``<article-id>``s suffixed, its own file name), so kx the parsing and kx the papers written:
+  memory must stay flat (issue 18: the peak at 4x within 1.10x of the peak at 1x).
 - **index**: ``figlink index`` on the 1x corpus (BM25 + MiniLM, or BM25 only with ``--no-dense``); the
   end-to-end rate is articles / (ingest + index), what ``figlink ingest`` without ``--no-index`` does.
 - **kill -9 + resume**: an ingest killed (SIGKILL to the ``figlink`` process) once half the inputs are
@@ -18,8 +19,9 @@ Europe PMC benchmark), with the figures the gold markup has; the baseline of the
 run's 1x peak (ratio 4x / 1x).
 
     PYTHONPATH=src python benchmarks/bench_ingest_scale.py [--quick] [--src DIR] [--no-dense] [--keep DIR]
+        [--scales 1,2,4]
 
-``--quick`` takes every tenth article (183) and the 4x run on them. Skips (exit 0) without the dev data.
+``--quick`` takes every tenth article (183) and the larger runs on them. Skips (exit 0) without the dev data.
 """
 
 from __future__ import annotations
@@ -144,6 +146,7 @@ def main() -> None:
     ap.add_argument("--src", type=Path, help="folder of the unpacked Europe PMC articles")
     ap.add_argument("--no-dense", action="store_true", help="index with BM25 only (no MiniLM)")
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    ap.add_argument("--scales", default="1,2,4", help="copies of the input per run, comma-separated (1 first)")
     args = ap.parse_args()
     data = require_shared_data("the ingest scale benchmark")
     src = args.src or europepmc_folder(data)
@@ -154,14 +157,18 @@ def main() -> None:
     work = args.keep or Path(tempfile.mkdtemp(prefix="figlink-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        x1 = _replicate(files, work / "x1", 1)
-        x4 = _replicate(files, work / "x4", 4)
-        rows = []
-        peak1, wall1 = ingest_peak([str(x1)], work / "c1", ["--workers", str(WORKERS), "--no-index"])
-        rows.append([f"1x: {n} articles", f"{n / wall1:.1f}", f"{wall1:.0f} s", f"{peak1:,.0f} MB", "1.00x"])
-        peak4, wall4 = ingest_peak([str(x4)], work / "c4", ["--workers", str(WORKERS), "--no-index"])
-        rows.append([f"4x: {4 * n} articles", f"{4 * n / wall4:.1f}", f"{wall4:.0f} s", f"{peak4:,.0f} MB",
-                     f"{peak4 / peak1:.2f}x"])
+        scales = sorted({1, *(int(k) for k in args.scales.split(","))})
+        rows, runs = [], {}
+        for k in scales:
+            xk = _replicate(files, work / f"x{k}", k)
+            runs[k] = ingest_peak([str(xk)], work / f"c{k}", ["--workers", str(WORKERS), "--no-index"])
+            if k > 1:
+                shutil.rmtree(xk)
+            peak, wall = runs[k]
+            rows.append([f"{k}x: {k * n} articles", f"{k * n / wall:.1f}", f"{wall:.0f} s", f"{peak:,.0f} MB",
+                         f"{peak / runs[1][0]:.2f}x"])
+        peak1, wall1 = runs[1]
+        x1 = work / "x1"
         dense_env = {"FIGLINK_EMBEDDER": "none"} if args.no_dense else {}
         index_dir = work / "c1-indexed"
         shutil.copytree(work / "c1", index_dir)
@@ -191,9 +198,10 @@ def main() -> None:
         print_table("Ingested by part (1x)", ["part", "articles", "papers", "figures"],
                     [[part, str(want[part]), str(by_part[part][0]), str(by_part[part][1])] for part in by_part]
                     + [["failed inputs", "", str(failed), ""]])
-        with Corpus(work / "c4", readonly=True) as c:
-            s4 = c.stats()
-        print(f"4x corpus: {s4.papers} papers, {s4.figures} figures, {s4.inputs_failed} failed inputs")
+        for k in scales[1:]:
+            with Corpus(work / f"c{k}", readonly=True) as c:
+                sk = c.stats()
+            print(f"{k}x corpus: {sk.papers} papers, {sk.figures} figures, {sk.inputs_failed} failed inputs")
 
         os.environ["FIGLINK_EMBEDDER"] = "none"  # the comparison index: BM25 (the dense part is not needed)
         env = dict(os.environ)
@@ -204,7 +212,7 @@ def main() -> None:
         print_table("kill -9 + resume against the clean 1x run", ["compared", "result", "note"],
                     _compare(_state(work / "c1"), _state(work / "killed"), _hits(work / "c1", queries),
                              _hits(work / "killed", queries)))
-        print(json.dumps({"articles": n, "x1": [wall1, peak1], "x4": [wall4, peak4], "index": [wall_i, peak_i],
+        print(json.dumps({"articles": n, **{f"x{k}": list(runs[k]) for k in scales}, "index": [wall_i, peak_i],
                           "kill": kill}))
     finally:
         if args.keep is None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pypdfium2 as pdfium
+import pytest
 import pypdfium2.raw as pdfium_c
 from typer.testing import CliRunner
 
@@ -151,8 +152,11 @@ def test_the_same_article_twice_is_reported_and_an_update_at_its_path_replaces_i
         assert c.paper("10.7554_eLife.05031").title.startswith("Specificity in ER")
 
 
-def test_identical_bytes_share_the_outcome_of_the_first_copy(tmp_path):
-    """The second copy of bytes that failed was reported "already done"; it fails like the first."""
+@pytest.mark.parametrize("workers", [1, 2])
+def test_identical_bytes_share_the_outcome_of_the_first_copy(tmp_path, workers):
+    """The second copy of bytes that failed was reported "already done"; it fails like the first. With one
+    worker the copy is planned after the first is written (the corpus and the run's failures say the
+    outcome); with two, while the first is in flight (a twin)."""
     src = tmp_path / "src"
     src.mkdir()
     broken = (JATS / "elife05031.xml").read_bytes()[:5000]
@@ -160,7 +164,7 @@ def test_identical_bytes_share_the_outcome_of_the_first_copy(tmp_path):
     (src / "broken-2.xml").write_bytes(broken)
     shutil.copy(JATS / "elife06726.xml", src / "good-1.xml")
     shutil.copy(JATS / "elife06726.xml", src / "good-2.xml")
-    report = ingest([src], tmp_path / "corpus", options=NO_VISION, progress=False)
+    report = ingest([src], tmp_path / "corpus", workers=workers, options=NO_VISION, progress=False)
     assert (report.seen, report.ok, report.skipped, report.failed) == (4, 1, 1, 2)
     failed = {Path(p).name: (stage, reason) for p, stage, reason in report.failures}
     assert set(failed) == {"broken-1.xml", "broken-2.xml"}

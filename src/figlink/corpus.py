@@ -163,9 +163,9 @@ class Corpus:
         return path
 
     # ------------------------------------------------------------------ writing
-    def done_hashes(self) -> set[str]:
-        """SHA-256 of every input already ingested without error."""
-        return {r[0] for r in self.db.execute("SELECT sha256 FROM inputs WHERE status='ok'")}
+    def is_done(self, sha256: str) -> bool:
+        """Whether the input with these bytes (its SHA-256) was ingested without error."""
+        return self.db.execute("SELECT 1 FROM inputs WHERE sha256=? AND status='ok'", (sha256,)).fetchone() is not None
 
     def holder(self, paper_id: str) -> Optional[tuple[str, Optional[str], Optional[str]]]:
         """(input path, PMCID, DOI) of the paper stored under ``paper_id``, or None when the id is free."""

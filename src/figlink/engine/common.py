@@ -19,6 +19,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional
 
@@ -78,11 +79,11 @@ class Result:
     node: str = ""  # where it ran, when the runner knows (the Ray node id)
 
 
-# A runner takes the tasks and yields one result per task, in task order, never running more than
-# ``window(workers)`` tasks past the oldest one it has not yielded (so results waiting for a slow task stay
-# few). It is closed (``close()``) when the writer stops early, so a generator's ``finally`` is where it
-# stops its workers.
-Runner = Callable[[list[Task]], Iterator[Result]]
+# A runner takes the tasks (an iterator: they are planned as the runner asks for them) and yields one
+# result per task, in task order, never taking more than ``window(workers)`` tasks past the oldest one it
+# has not yielded (so results waiting for a slow task stay few, and so does the plan). It is closed
+# (``close()``) when the writer stops early, so a generator's ``finally`` is where it stops its workers.
+Runner = Callable[[Iterable[Task]], Iterator[Result]]
 
 
 def window(workers: int) -> int:
@@ -92,10 +93,13 @@ def window(workers: int) -> int:
 
 @dataclass
 class Plan:
-    """The tasks of a run, and the inputs whose bytes are identical to a task's (they share its outcome)."""
+    """What planning keeps while a run goes, all of it bounded by the tasks in flight (and the failures):
+    the tasks handed out and not yet written, the later inputs with the same bytes as one of them (they
+    share its outcome), and the failures of this run (a later copy of those bytes shares them too)."""
 
-    tasks: list[Task] = field(default_factory=list)
+    in_flight: dict[str, str] = field(default_factory=dict)  # sha256 → path of its task, until written
     twins: dict[str, list[str]] = field(default_factory=dict)  # sha256 → paths of the later copies
+    failed: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # sha256 → (path, stage, reason)
 
 
 def run_task(task: Task) -> Result:
@@ -141,11 +145,11 @@ def _pair_sha256(line: PairLine, record: object) -> str:
     return h.hexdigest()
 
 
-def _plan_pairs(path: Path, done: set[str], corpus: Corpus, options: PipelineOptions, report: IngestReport,
-                seen_ids: set[str], out: "Plan") -> None:
+def _plan_pairs(path: Path, corpus: Corpus, options: PipelineOptions, report: IngestReport,
+                seen_ids: set[str], state: Plan) -> Iterator[Task]:
     """One task per line of a figure-pairs file not done yet. A line whose figure id repeats an earlier
     line's (of any pairs file of this run) is an error of that line; a line that is not JSON goes to its
-    task, which reports it."""
+    task, which reports it; a line with the bytes of an earlier one is skipped."""
     for line in pair_lines(path):
         report.seen += 1
         try:
@@ -158,28 +162,27 @@ def _plan_pairs(path: Path, done: set[str], corpus: Corpus, options: PipelineOpt
             continue
         seen_ids.add(pair_id)
         sha = _pair_sha256(line, record)
-        if sha in done:
+        if sha in state.in_flight or sha in state.failed or corpus.is_done(sha):
             report.skipped += 1
             continue
-        done.add(sha)
-        out.tasks.append(Task(line.name, None, sha, str(corpus.staging_dir(sha)), options, pair=line))
+        state.in_flight[sha] = line.name
+        yield Task(line.name, None, sha, str(corpus.staging_dir(sha)), options, pair=line)
 
 
 def plan(sources: Iterable[str | Path], corpus: Corpus, options: PipelineOptions,
-         report: IngestReport) -> Plan:
-    """The tasks to run: every source not done yet (by content hash), in the order the sources are found.
-    A later copy of a task's bytes is not run again but shares its outcome (a twin). Unreadable and
-    unsupported inputs are recorded as errors (stage ``read``) and committed."""
-    done = corpus.done_hashes()
+         report: IngestReport, state: Plan) -> Iterator[Task]:
+    """The tasks to run, planned as they are asked for: every source not done yet (by content hash, asked
+    of the corpus), in the order the sources are found. A later copy of a task's bytes is not run again
+    but shares its outcome (a twin, kept in ``state`` while that task is in flight; once it is written,
+    the corpus or ``state.failed`` says the outcome). Unreadable and unsupported inputs are recorded as
+    errors (stage ``read``), committed with the writer's next batch."""
     corpus.clear_staging()
-    out = Plan()
-    first: dict[str, str] = {}  # sha256 → path of the task that runs those bytes
     pair_ids: set[str] = set()
     for src in iter_sources(sources):
         path = src.path
         if path.is_file() and source_kind(path) == "pairs":
             try:
-                _plan_pairs(path, done, corpus, options, report, pair_ids, out)
+                yield from _plan_pairs(path, corpus, options, report, pair_ids, state)
             except (FiglinkError, OSError) as e:
                 report.seen += 1
                 _record_failure(corpus, report, str(path), "read", str(e))
@@ -197,23 +200,30 @@ def plan(sources: Iterable[str | Path], corpus: Corpus, options: PipelineOptions
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             _record_failure(corpus, report, str(path), "read", reason)
             continue
-        if sha in done:
+        if sha in state.in_flight:  # the same bytes twice in one run are parsed once; the copy shares the outcome
+            state.twins.setdefault(sha, []).append(str(path))
+            continue
+        if sha in state.failed:
+            _fail_twin(corpus, report, str(path), *state.failed[sha])
+            continue
+        if corpus.is_done(sha):
             report.skipped += 1
             continue
-        if sha in first:  # the same bytes twice in one run are parsed once; the copy gets the same outcome
-            out.twins.setdefault(sha, []).append(str(path))
-            continue
-        first[sha] = str(path)
-        out.tasks.append(Task(str(path), None if src.xml is None else str(src.xml), sha,
-                              str(corpus.staging_dir(sha)), options))
-    corpus.commit()
-    return out
+        state.in_flight[sha] = str(path)
+        yield Task(str(path), None if src.xml is None else str(src.xml), sha, str(corpus.staging_dir(sha)), options)
 
 
-def _write(corpus: Corpus, res: Result, twins: list[str], report: IngestReport) -> None:
+def _fail_twin(corpus: Corpus, report: IngestReport, twin: str, path: str, stage: str, reason: str) -> None:
+    """Record the failure of an input whose bytes are those of the failed input ``path``."""
+    _record_failure(corpus, report, twin, stage, f"{reason} (the same bytes as {path})")
+
+
+def _write(corpus: Corpus, res: Result, state: Plan, report: IngestReport) -> None:
     """Write one result: the paper under the id :meth:`Corpus.claim_id` gives it (its images published), or
     the failure; then the outcome of the inputs with the same bytes."""
     task = res.task
+    state.in_flight.pop(task.sha256, None)
+    twins = state.twins.pop(task.sha256, [])
     paper, stage, reason = res.paper, res.stage, res.reason
     if paper is not None:
         claim = corpus.claim_id(paper, task.path)
@@ -236,11 +246,9 @@ def _write(corpus: Corpus, res: Result, twins: list[str], report: IngestReport) 
     corpus.put_error(task.path, task.sha256, stage, reason)
     report.failed += 1
     report.failures.append((task.path, stage, reason))
+    state.failed[task.sha256] = (task.path, stage, reason)
     for twin in twins:
-        twin_reason = f"{reason} (the same bytes as {task.path})"
-        corpus.put_error(twin, None, stage, twin_reason)
-        report.failed += 1
-        report.failures.append((twin, stage, twin_reason))
+        _fail_twin(corpus, report, twin, task.path, stage, reason)
 
 
 def run_ingest(sources: Iterable[str | Path], corpus_dir: str | Path, runner: Runner,
@@ -254,25 +262,26 @@ def run_ingest(sources: Iterable[str | Path], corpus_dir: str | Path, runner: Ru
     t0 = time.perf_counter()
     report = IngestReport()
     corpus = Corpus(corpus_dir)
+    state = Plan()
     try:
-        planned = plan(sources, corpus, options, report)
+        tasks = plan(sources, corpus, options, report, state)
+        first = next(tasks, None)  # the runner (a Ray cluster…) starts only when there is something to do
     except BaseException:
         corpus.close()
         raise
-    tasks = planned.tasks
     last_commit = time.monotonic()
     pending = 0
     bar = progress_bar(progress)
-    results = runner(tasks) if tasks else iter(())
+    results = runner(chain([first], tasks)) if first is not None else iter(())
     in_put = False  # between the first and last statement of one result's writes
     with bar:
-        tid = bar.add_task("ingest", total=len(tasks), info="")
+        tid = bar.add_task("ingest", total=None, info="")
         try:
             for res in results:
                 in_put = True
                 if res.node:
                     report.nodes[res.node] = report.nodes.get(res.node, 0) + 1
-                _write(corpus, res, planned.twins.get(res.task.sha256, []), report)
+                _write(corpus, res, state, report)
                 in_put = False
                 pending += 1
                 if pending >= COMMIT_EVERY or time.monotonic() - last_commit > COMMIT_SECONDS:

@@ -8,43 +8,49 @@ this module only decides where :func:`~figlink.engine.common.run_task` runs.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
-import threading
+from itertools import chain, islice
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from figlink.engine.common import IngestReport, Result, Task, run_ingest, run_task, window
+from figlink.engine.pool import MemoryBoundedPool
 from figlink.pipeline import PipelineOptions
 
 
-def process_pool_runner(workers: int):
-    """A runner that maps :func:`run_task` over a pool of ``workers`` spawned processes (in this process
-    when ``workers`` is 1 or there is one task), yielding results in task order with at most
-    :func:`~figlink.engine.common.window` tasks handed out past the oldest result not yet yielded."""
-
-    def run(tasks: list[Task]) -> Iterator[Result]:
-        if workers <= 1 or len(tasks) <= 1:
-            yield from map(run_task, tasks)
-            return
-        ctx = mp.get_context("spawn")
-        slots = threading.Semaphore(window(workers))
-        stop = threading.Event()
-
-        def feed() -> Iterator[Task]:  # runs in the pool's task-handler thread, which may wait here
-            for task in tasks:
-                while not slots.acquire(timeout=0.1):
-                    if stop.is_set():
-                        return
-                yield task
-
-        with ctx.Pool(processes=min(workers, len(tasks)), maxtasksperchild=200) as pool:
+def input_bytes(task: Task) -> int:
+    """The bytes of a task's input (its files, or its figure-pairs line): what its memory grows with."""
+    if task.pair is not None:
+        return len(task.pair.raw)
+    total = 0
+    for path in (task.path, task.xml):
+        if path is not None:
             try:
-                for result in pool.imap(run_task, feed(), chunksize=1):
-                    slots.release()
-                    yield result
-            finally:
-                stop.set()  # let the feeder end before the pool is terminated
+                total += os.path.getsize(path)
+            except OSError:
+                pass  # the task reports it
+    return total
+
+
+def _died(task: Task, reason: str) -> Result:
+    return Result(task, stage="internal", reason=reason)
+
+
+def process_pool_runner(workers: int):
+    """A runner that maps :func:`run_task` over ``workers`` spawned processes (in this process when
+    ``workers`` is 1 or there is one task), yielding results in task order with at most
+    :func:`~figlink.engine.common.window` tasks handed out past the oldest result not yet yielded. The pool
+    (:class:`~figlink.engine.pool.MemoryBoundedPool`) replaces a worker that has grown and runs large
+    inputs one at a time, so memory stays flat however many inputs there are."""
+
+    def run(tasks: Iterable[Task]) -> Iterator[Result]:
+        it = iter(tasks)
+        head = list(islice(it, 2))
+        if workers <= 1 or len(head) <= 1:
+            yield from map(run_task, chain(head, it))
+            return
+        pool = MemoryBoundedPool(run_task, workers)
+        yield from pool.map(chain(head, it), input_bytes, window(workers), _died)
 
     return run
 

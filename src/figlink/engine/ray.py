@@ -178,28 +178,39 @@ def ray_runner(ray: Any, max_in_flight: Optional[int] = None) -> Runner:
     remote = ray.remote(num_cpus=1, max_retries=1, max_calls=MAX_CALLS_PER_WORKER,
                         scheduling_strategy="SPREAD")(_run_remote)
 
-    def run(tasks: list[Task]) -> Iterator[Result]:
+    def run(tasks: Iterable[Task]) -> Iterator[Result]:
         cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
         limit = max(1, max_in_flight or IN_FLIGHT_PER_CPU * cpus)
         ahead = max(limit, window(cpus))
+        source = iter(tasks)
         in_flight: dict[Any, int] = {}  # object ref → task index
+        taken: dict[int, Task] = {}  # task index → task, until its result is yielded
         done: dict[int, Result] = {}  # results waiting for an earlier task
         submitted = head = 0  # next task to submit; next task to yield
+        ended = False
         try:
-            while head < len(tasks):
-                while len(in_flight) < limit and submitted < len(tasks) and submitted - head < ahead:
-                    in_flight[remote.remote(_absolute(tasks[submitted]))] = submitted
+            while True:
+                while not ended and len(in_flight) < limit and submitted - head < ahead:
+                    nxt = next(source, None)
+                    if nxt is None:
+                        ended = True
+                        break
+                    taken[submitted] = nxt
+                    in_flight[remote.remote(_absolute(nxt))] = submitted
                     submitted += 1
+                if not in_flight:
+                    break
                 ready, _ = ray.wait(list(in_flight), num_returns=1)
                 for ref in ready:
                     i = in_flight.pop(ref)
-                    task = tasks[i]
+                    task = taken[i]
                     try:
                         out = ray.get(ref)
                         done[i] = Result(task, paper=out.paper, stage=out.stage, reason=out.reason, node=out.node)
                     except ray.exceptions.RayError as e:
                         done[i] = _failure(ray, task, e)
                 while head in done:
+                    del taken[head]
                     yield done.pop(head)
                     head += 1
         finally:
@@ -220,7 +231,7 @@ def ingest(sources: Iterable[str | Path], corpus_dir: str | Path, workers: int =
     installed or cannot be started or reached."""
     import_ray()  # say so before any work when it is missing
 
-    def runner(tasks: list[Task]) -> Iterator[Result]:
+    def runner(tasks: Iterable[Task]) -> Iterator[Result]:
         with ray_session(workers, address) as ray:
             yield from ray_runner(ray, max_in_flight)(tasks)
 

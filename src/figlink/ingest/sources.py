@@ -4,6 +4,7 @@ read their arguments through :func:`iter_sources`, so a folder means the same in
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
@@ -46,9 +47,49 @@ def iter_sources(sources: Iterable[str | Path], pairs: bool = True) -> Iterator[
     for s in sources:
         p = Path(s)
         if p.is_dir():
-            files = [f for f in sorted(p.rglob("*"))
-                     if f.is_file() and not f.name.startswith(".")
-                     and (f.name.lower().endswith(SUPPORTED_SUFFIXES) or (pairs and is_pairs_name(f.name)))]
-            yield from _pair_pdfs(files)
+            yield from _walk(p, pairs)
         else:
             yield Source(p)
+
+
+def _walk(folder: Path, pairs: bool) -> Iterator[Source]:
+    """The sources under ``folder`` in sorted path order (as ``sorted(folder.rglob("*"))``), one folder at a
+    time and holding only its sorted names, so memory grows with the largest folder's names, not with the
+    whole tree. Folders behind symbolic links are not entered; unreadable folders are passed over."""
+    try:
+        with os.scandir(folder) as it:
+            names: list[str] = []
+            dirs: set[str] = set()
+            for e in it:
+                names.append(e.name)
+                if e.is_dir() and not e.is_symlink():
+                    dirs.add(e.name)
+    except OSError:
+        return
+    names.sort()
+    xml_of = _pdf_partners(folder, names, dirs)
+    taken = {xml.name for xml in xml_of.values()}
+    for n in names:
+        if n in dirs:
+            yield from _walk(folder / n, pairs)
+        elif (not n.startswith(".") and n not in taken
+              and (n.lower().endswith(SUPPORTED_SUFFIXES) or (pairs and is_pairs_name(n)))):
+            path = folder / n
+            if path.is_file():
+                yield Source(path, xml_of.get(n))
+
+
+def _pdf_partners(folder: Path, names: list[str], dirs: set[str]) -> dict[str, Path]:
+    """PDF name → the JATS XML it is merged with, among the files of one folder (:func:`_pair_pdfs` on the
+    PDFs and the files they could pair with, so a folder without PDFs costs nothing)."""
+    pdfs = [n for n in names if n.lower().endswith(".pdf")]
+    if not pdfs:
+        return {}
+    wanted: set[str] = set()
+    for n in pdfs:
+        stem = n[:-4].lower()
+        stem = stem[: -len("-figures")] if stem.endswith("-figures") else stem
+        wanted.update((n.lower(), f"{stem}.pdf", f"{stem}.xml", f"{stem}.nxml"))
+    files = [folder / n for n in names
+             if n.lower() in wanted and n not in dirs and not n.startswith(".") and (folder / n).is_file()]
+    return {src.path.name: src.xml for src in _pair_pdfs(files) if src.xml is not None}

@@ -1,0 +1,94 @@
+"""The local engine's process pool: memory bounded per worker and across large inputs, results in order."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from figlink.corpus import Corpus
+from figlink.engine.local import ingest, input_bytes
+from figlink.engine.common import Task
+from figlink.engine.pool import MemoryBoundedPool, rss_mb
+from figlink.pipeline import PipelineOptions
+
+JATS = Path(__file__).resolve().parents[1] / "samples" / "jats"
+_KEPT: list[bytearray] = []  # what a worker "keeps" after an item, as the allocator keeps a large tree's pages
+
+
+def _hold(mb: int) -> tuple[int, float, float]:
+    """Keep ``mb`` MB touched in this worker; return (pid, start, end)."""
+    start = time.monotonic()
+    if mb < 0:
+        os._exit(3)
+    if mb:
+        _KEPT.append(bytearray(os.urandom(1024)) * (mb * 1024))
+    time.sleep(0.05)
+    return os.getpid(), start, time.monotonic()
+
+
+def _failed(item: int, reason: str) -> str:
+    return reason
+
+
+def test_rss_is_this_process_and_sees_memory_kept():
+    before = rss_mb()
+    block = bytearray(os.urandom(1024)) * (64 * 1024)
+    assert rss_mb() - before > 48
+    del block
+
+
+def test_a_worker_that_grew_is_replaced_and_the_others_keep_their_process():
+    pool = MemoryBoundedPool(_hold, 2, retire_mb=16, large_bytes=1 << 40)
+    items = [0, 0, 0, 64, 0, 0, 0, 0]
+    got = list(pool.map(items, lambda mb: 0, window=4, failed=_failed))
+    assert len(got) == len(items)
+    assert pool.stats.retired == 1 and pool.stats.started == 3 and pool.stats.died == 0
+    grown = got[3][0]
+    assert all(pid != grown for pid, _, _ in got[4:])  # the 64 MB worker ran nothing after it
+    assert len({pid for pid, _, _ in got}) == 3
+
+
+def test_large_inputs_never_run_at_once():
+    pool = MemoryBoundedPool(_hold, 2, retire_mb=1e9, large_bytes=10)
+    sizes = {0: 0, 1: 100}
+    items = [1, 1, 1, 0, 0, 0]
+    got = list(pool.map(items, lambda mb: sizes[mb], window=8, failed=_failed))
+    assert len(got) == len(items)
+    large = sorted((s, e) for (pid, s, e), mb in zip(got, items) if mb == 1)
+    assert len(large) == 3 and all(a[1] <= b[0] for a, b in zip(large, large[1:]))
+
+
+def test_a_worker_that_dies_fails_its_item_only():
+    pool = MemoryBoundedPool(_hold, 2, large_bytes=1 << 40)
+    got = list(pool.map([0, -1, 0, 0], lambda mb: 0, window=4, failed=_failed))
+    assert got[1] == "worker process died (exit code 3)"
+    assert all(isinstance(r, tuple) for i, r in enumerate(got) if i != 1)
+    assert pool.stats.died == 1
+
+
+def test_input_bytes_of_a_real_article(tmp_path):
+    art = JATS / "elife05031.xml"
+    task = Task(str(art), None, "x", str(tmp_path), PipelineOptions(vision=False))
+    assert input_bytes(task) == art.stat().st_size > 100_000
+    assert input_bytes(Task(str(tmp_path / "gone.xml"), None, "y", str(tmp_path), task.options)) == 0
+
+
+def test_ingest_with_every_worker_replaced_gives_the_same_corpus(tmp_path, monkeypatch):
+    """The sample articles through two workers, once as usual and once with every worker replaced after
+    each article and every article run alone: the same papers and figure rows."""
+    import figlink.engine.pool as pool
+
+    src = tmp_path / "src"
+    shutil.copytree(JATS, src)
+    ingest([src], tmp_path / "a", workers=2, options=PipelineOptions(vision=False), progress=False)
+    monkeypatch.setattr(pool, "RETIRE_MB", -1e9)
+    monkeypatch.setattr(pool, "LARGE_BYTES", 0)
+    ingest([src], tmp_path / "b", workers=2, options=PipelineOptions(vision=False), progress=False)
+    rows = []
+    for name in ("a", "b"):
+        with Corpus(tmp_path / name, readonly=True) as c:
+            rows.append((c.db.execute("SELECT paper_id, json FROM papers ORDER BY 1").fetchall(),
+                         c.db.execute("SELECT * FROM figures ORDER BY 1, 2").fetchall()))
+    assert rows[0] == rows[1] and len(rows[0][0]) == len(list(JATS.glob("*.*xml")))
