@@ -619,7 +619,7 @@ def recall_and_profile(corpus: Path, queries: list[str], filt: dict) -> dict:
         for lv in ("figure", "panel"):
             vs = v.vectors[lv]
             t0 = time.perf_counter()
-            lexical.search(v.db, lv, q, 100, Filters(), len(v.cols[lv]))
+            lexical.search(v.db, lv, q, 100, None, len(v.cols[lv]))
             stages[f"lexical {lv}"].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             got = vs.top(qv, 100)

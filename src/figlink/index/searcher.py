@@ -263,7 +263,7 @@ class Searcher:
         emb = self._embedder_for(v)
         qvec = self._query_vector(emb, query) if emb is not None else None
         lists: list[list] = []
-        sel = {lv: _selection(v, lv, f) for lv in lexical.LEVELS}
+        sel = {lv: _selection(v, lv, f) for lv in (("figure",) if level == "figure" else lexical.LEVELS)}
         if level == "figure":
             scored = self._scored(v, "figure", query, qvec, sel["figure"], n)
             lists.extend(scored.values())
