@@ -208,6 +208,7 @@ def main() -> None:
     ap.add_argument("--core", type=int, default=1)
     ap.add_argument("--before", type=Path, help="an earlier checkout's src/, served in the same run")
     ap.add_argument("--no-http", action="store_true")
+    ap.add_argument("--http-only", action="store_true", help="only the HTTP runs (e.g. repeated on a quieter machine)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     require_shared_data("the filtered search benchmark")
@@ -225,18 +226,25 @@ def main() -> None:
     v = searcher.version()
     print(f"{len(v.cols['panel']):,} panel / {len(v.cols['figure']):,} figure documents; {len(queries)} queries "
           f"({sum(p == 'tune' for _, p in queries)} tune); load average {os.getloadavg()[0]:.1f}", flush=True)
-    res: dict = {"in_process": in_process(searcher, emb, queries, mix, args.recall_queries)}
+    res: dict = {} if args.http_only else {"in_process": in_process(searcher, emb, queries, mix, args.recall_queries)}
     if not args.no_http:
         res["http"] = http(args.corpus, [q for q, _ in queries], mix, args.core, None)
         if args.before:
             res["http_before"] = http(args.corpus, [q for q, _ in queries], mix, args.core, args.before)
     if args.out:
         args.out.write_text(json.dumps(res, indent=1, default=lambda x: None))
+    if "in_process" in res:
+        in_process_table(res["in_process"], mix, args.recall_queries, len(queries))
+    if "http" in res:
+        http_table(res, args.core, len(queries))
+
+
+def in_process_table(res: dict, mix: list[tuple[str, dict]], recall_n: int, n: int) -> None:
     rows = []
     allr: dict = {k: {"tune": [], "check": []} for k in ("recall", "recall_ties", "recall_before")}
     for name, _ in mix:
         for lv in LEVELS:
-            r = res["in_process"][name][lv]
+            r = res[name][lv]
             for k in allr:
                 for part in ("tune", "check"):
                     allr[k][part] += r[k].get(part, [])
@@ -252,22 +260,24 @@ def main() -> None:
     rows.append(["all filters", "both", "", f"{mean(allr['recall']['tune'])} / {mean(allr['recall']['check'])}",
                  f"{mean(allr['recall_ties']['tune'])} / {mean(allr['recall_ties']['check'])}",
                  f"{mean(allr['recall_before']['tune'])} / {mean(allr['recall_before']['check'])}", "", "", "", "", ""])
-    print_table(f"Filtered search, in process, one thread ({args.recall_queries} queries for recall, "
-                f"{len(queries)} for latency; load average {os.getloadavg()[0]:.1f})",
+    print_table(f"Filtered search, in process, one thread ({recall_n} queries for recall, "
+                f"{n} for latency; load average {os.getloadavg()[0]:.1f})",
                 ["filter", "level", "passing", "dense R@10 tune / check", "ties counted as hits",
                  "before (nprobe 32)", "dense top-100 CPU p50 / p99 ms", "before", "lexical CPU p50 / p99 ms",
                  "before (SQL join)",
                  "lexical same docs"], rows)
-    if "http" in res:
-        hrows = []
-        for k, x in res["http"].items():
-            b = res.get("http_before", {}).get(k)
-            hrows.append([k, f"{x['p50']:.1f} / {x['p99']:.1f}", f"{x['cpu_ms']:.1f}",
-                          f"{b['p50']:.1f} / {b['p99']:.1f} ({b['cpu_ms']:.1f})" if b else "-",
-                          f"{x['load']:.1f}", str(x["errors"] + (b["errors"] if b else 0))])
-        print_table(f"HTTP, figlink serve pinned to core {args.core}, one thread per library, {len(queries)} queries",
-                    ["run", "p50 / p99 ms", "server CPU ms/request", "before: p50 / p99 (CPU ms)", "load average",
-                     "errors"], hrows)
+
+
+def http_table(res: dict, core: int, n: int) -> None:
+    hrows = []
+    for k, x in res["http"].items():
+        b = res.get("http_before", {}).get(k)
+        hrows.append([k, f"{x['p50']:.1f} / {x['p99']:.1f}", f"{x['cpu_ms']:.1f}",
+                      f"{b['p50']:.1f} / {b['p99']:.1f} ({b['cpu_ms']:.1f})" if b else "-",
+                      f"{x['load']:.1f}", str(x["errors"] + (b["errors"] if b else 0))])
+    print_table(f"HTTP, figlink serve pinned to core {core}, one thread per library, {n} queries",
+                ["run", "p50 / p99 ms", "server CPU ms/request", "before: p50 / p99 (CPU ms)", "load average",
+                 "errors"], hrows)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,9 @@ take days, so only the real base texts are embedded):
    subcaptions, shared caption text, citing sentences, OCR) rewritten by a word map of its own: each
    lower-case word of 4+ letters is, with probability P_SWAP, replaced by a word at most WINDOW places
    away from it in the base corpus's frequency ranking, so document frequencies keep their shape and
-   BM25 posting lists their real lengths. Subcaption and mention spans move with the text. Copies are written with
-   ``Corpus.put_paper``, as ingest writes papers.
+   BM25 posting lists their real lengths. Subcaption and mention spans move with the text. Each copy gets
+   its own year, licence and figure types (``copy_metadata``), so filters of every width can be measured.
+   Copies are written with ``Corpus.put_paper``, as ingest writes papers.
 4. Replica vectors: a text that is not a base text is embedded as unit(v + s·g): v the MiniLM vector of
    the base text it was made from, g a standard normal vector / sqrt(dim) seeded by the text's hash, and
    s² = a·f with f the share of its words that were replaced. ``a`` is fitted on CALIBRATION base texts
@@ -36,7 +37,7 @@ per request and memory (RSS). Then 8 clients x 200 requests while ``figlink inge
 articles in batches (each publishing a new index version): 5xx count, p50/p99, versions served.
 
     python benchmarks/bench_index_scale.py [--sizes 200000,1000000] [--quick] [--work DIR] [--reuse]
-        [--queries 300] [--ann-sweep] [--no-load] [--load-only] [--dense-only]
+        [--queries 300] [--ann-sweep] [--no-load] [--load-only] [--dense-only] [--base N] [--build-only]
 
 ``--dense-only`` measures the dense part alone (minutes where the full build takes hours on a loaded
 machine): the base documents' vectors copied with the same noise model to each size, written with
