@@ -28,7 +28,7 @@ EXACT_FILTERED_ROWS = 5_000  # a filter leaving fewer rows than this is searched
 # a whole-index fast scan of 350k codes costs about 3.5 ms, of 1.7M about 17 ms)
 RERANK = 4  # ANN candidates re-scored exactly, per document wanted …
 MIN_CANDIDATES = 256  # … and at least this many (product-quantized scores swap near-ties: re-scoring mends it);
-MAX_FILTERED_CANDIDATES = 4096  # with a filter, that many / the share of rows passing, up to this many
+MAX_FILTERED_CANDIDATES = 1024  # with a filter, that many / the share of rows passing, up to this many
 COPY_ROWS = 65_536  # rows per chunk when copying a previous version's vectors
 _HEADER = 128  # bytes of the .npy header written by VectorWriter (fixed, so it can be rewritten)
 
