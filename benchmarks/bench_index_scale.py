@@ -14,8 +14,9 @@ take days, so only the real base texts are embedded):
    subcaptions, shared caption text, citing sentences, OCR) rewritten by a word map of its own: each
    lower-case word of 4+ letters is, with probability P_SWAP, replaced by a word at most WINDOW places
    away from it in the base corpus's frequency ranking, so document frequencies keep their shape and
-   BM25 posting lists their real lengths. Subcaption and mention spans move with the text. Copies are written with
-   ``Corpus.put_paper``, as ingest writes papers.
+   BM25 posting lists their real lengths. Subcaption and mention spans move with the text. Each copy gets
+   its own year, licence and figure types (``copy_metadata``), so filters of every width can be measured.
+   Copies are written with ``Corpus.put_paper``, as ingest writes papers.
 4. Replica vectors: a text that is not a base text is embedded as unit(v + s·g): v the MiniLM vector of
    the base text it was made from, g a standard normal vector / sqrt(dim) seeded by the text's hash, and
    s² = a·f with f the share of its words that were replaced. ``a`` is fitted on CALIBRATION base texts
@@ -36,7 +37,7 @@ per request and memory (RSS). Then 8 clients x 200 requests while ``figlink inge
 articles in batches (each publishing a new index version): 5xx count, p50/p99, versions served.
 
     python benchmarks/bench_index_scale.py [--sizes 200000,1000000] [--quick] [--work DIR] [--reuse]
-        [--queries 300] [--ann-sweep] [--no-load] [--load-only] [--dense-only]
+        [--queries 300] [--ann-sweep] [--no-load] [--load-only] [--dense-only] [--base N] [--build-only]
 
 ``--dense-only`` measures the dense part alone (minutes where the full build takes hours on a loaded
 machine): the base documents' vectors copied with the same noise model to each size, written with
@@ -45,7 +46,8 @@ against exhaustive search. ``--load-only`` runs only the load test, on an index 
 With ``--reuse``, a size whose corpus was replicated but whose build was cut off is built without
 replicating again.
 
-``--quick`` runs 20,000 panels from a 300-article base (minutes). ``--work DIR`` keeps the corpora,
+``--quick`` runs 20,000 panels from a 300-article base (minutes); ``--base N`` makes the base N Europe PMC
+articles at any size (fewer texts to embed, more copies of each). ``--work DIR`` keeps the corpora,
 indexes and the base-vector cache (and ``--reuse`` reuses what an earlier run left there, quoting its
 build measurements). The 1M build needs about 12 GB of disk and 4 GB of memory.
 """
@@ -92,6 +94,11 @@ QUICK_ARTICLES = 300
 EMBED_CHUNK = 2048
 WARM_UP = ["cell viability after treatment", "western blot of protein expression", "survival of patients",
            "map of the study area", "gene expression heat map"]
+YEAR_DECAY, MAX_YEARS_BACK, OPEN_SHARE = 6.0, 30, 0.8  # copies' filter fields (copy_metadata)
+TYPE_SHARES = {"line_chart": .20, "bar_chart": .18, "microscopy": .12, "photo": .10, "diagram": .10,
+               "scatter_plot": .07, "heatmap": .05, "box_plot": .04, "histogram": .03, "table": .03,
+               "other": .025, "radiology_ct": .02, "radiology_mri": .015, "radiology_xray": .01, "pie_chart": .01,
+               "area_chart": .01, "radiology_ultrasound": .005, "equation": .005}
 _WORD = re.compile(r"\b[a-z]{4,}\b")
 _TOKEN = re.compile(r"\w+")
 
@@ -110,12 +117,13 @@ def europepmc_dir(data: Path, work: Path) -> Path:
     return out
 
 
-def split_sources(data: Path, epmc: Path, quick: bool) -> tuple[list[Path], list[Path]]:
-    """(base inputs, held-out Europe PMC articles); the held-out ones are the first by md5 of the name."""
+def split_sources(data: Path, epmc: Path, base: int) -> tuple[list[Path], list[Path]]:
+    """(base inputs, held-out Europe PMC articles); the held-out ones are the first by md5 of the name.
+    ``base`` > 0: only that many Europe PMC articles (the next by md5) are the base."""
     files = sorted(epmc.glob("*.xml"), key=lambda p: hashlib.md5(p.name.encode()).hexdigest())
     held, rest = files[:HELD_OUT], files[HELD_OUT:]
-    if quick:
-        return rest[:QUICK_ARTICLES], held
+    if base:
+        return rest[:base], held
     dev = [p for sub in ("plos", "elife", "pmc") for p in sorted((data / "jats" / sub).glob("*.*xml"))]
     return rest + dev + sorted((REPO / "samples" / "jats").glob("*.*xml")), held
 
@@ -243,11 +251,13 @@ class Rewriter:
         return "".join(out), move
 
     def paper(self, base: dict, copy: int) -> Paper:
-        """Copy ``copy`` of a base paper (its dict), with a new id and rewritten texts."""
+        """Copy ``copy`` of a base paper (its dict), with a new id, rewritten texts and its own filter
+        fields (:func:`copy_metadata`)."""
         self.use(copy)
         d = json.loads(json.dumps(base))
         d["paper_id"] = f"{base['paper_id']}~r{copy}"
         d["title"] = self.text(d.get("title"))
+        copy_metadata(d)
         for f in d["figures"]:
             caption, move = self.text_with_offsets(f.get("caption") or "")
             f["caption"] = caption
@@ -263,6 +273,30 @@ class Rewriter:
             for o in f.get("ocr") or []:
                 o["text"] = self.text(o.get("text"))
         return Paper.from_dict(d)
+
+
+def _unit(*key: str) -> float:
+    """A uniform number in [0, 1) fixed by ``key``."""
+    return zlib.crc32("\x00".join(key).encode()) / 2**32
+
+
+def copy_metadata(d: dict) -> None:
+    """Spread a copy's filter fields as a large collection spreads them, so that filters of every
+    selectivity can be measured (the base, ingested without vision and mostly from a few recent years,
+    has no figure types, few years and only open licences): the year goes back from the base paper's
+    YEAR_DECAY years on average (more recent years hold more papers), OPEN_SHARE of papers are openly
+    licensed, and each figure gets a type drawn from TYPE_SHARES. The medical flag (from the caption
+    text) is kept."""
+    pid = d["paper_id"]
+    if d.get("year"):
+        d["year"] = int(d["year"]) - min(MAX_YEARS_BACK, int(-math.log(1 - _unit(pid, "year")) * YEAR_DECAY))
+    lic = d.get("license") or {}
+    lic["open"] = _unit(pid, "open") < OPEN_SHARE
+    d["license"] = lic
+    cum = np.cumsum(list(TYPE_SHARES.values()))
+    for f in d["figures"]:
+        t = list(TYPE_SHARES)[int(np.searchsorted(cum / cum[-1], _unit(pid, f["figure_id"], "type"), side="right"))]
+        f["figure_type"] = {"label": t, "score": 1.0}
 
 
 def text_key(t: str) -> int:
@@ -586,7 +620,7 @@ def recall_and_profile(corpus: Path, queries: list[str], filt: dict) -> dict:
         for lv in ("figure", "panel"):
             vs = v.vectors[lv]
             t0 = time.perf_counter()
-            lexical.search(v.db, lv, q, 100, Filters(), len(v.cols[lv]))
+            lexical.search(v.db, lv, q, 100, None, len(v.cols[lv]))
             stages[f"lexical {lv}"].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             got = vs.top(qv, 100)
@@ -777,6 +811,11 @@ def main() -> None:
                     help="only the loopback load test, on the first size's index (built by an earlier --reuse run)")
     ap.add_argument("--dense-only", action="store_true",
                     help="only the dense vectors and their ANN index at each size (no corpus, no lexical index)")
+    ap.add_argument("--base", type=int, default=0,
+                    help="only this many Europe PMC articles as the base (0: all, with the dev JATS); embedding "
+                         "the full base's ~54,000 texts takes hours on a loaded CPU")
+    ap.add_argument("--build-only", action="store_true",
+                    help="stop after building each size's index (measure it with bench_filtered_search.py)")
     ap.add_argument("--child-build", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child_build:
@@ -791,11 +830,12 @@ def main() -> None:
     sizes = [20_000] if args.quick else [int(x) for x in args.sizes.split(",")]
     work = args.work or Path(tempfile.mkdtemp(prefix="figlink-bench-scale-"))
     work.mkdir(parents=True, exist_ok=True)
-    tag = "quick" if args.quick else "full"
+    base_n = QUICK_ARTICLES if args.quick else args.base
+    tag = "quick" if args.quick else f"base{base_n}" if base_n else "full"
     try:
         print(f"work folder: {work}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
         epmc = europepmc_dir(data, work)
-        sources, held = split_sources(data, epmc, args.quick)
+        sources, held = split_sources(data, epmc, base_n)
         base_dir = work / f"base-{tag}"
         if not (args.reuse and (base_dir / "ingest.json").exists()):
             shutil.rmtree(base_dir, ignore_errors=True)
@@ -843,6 +883,9 @@ def main() -> None:
                 b = json.loads((folder / "build.json").read_text())
                 b["reused"] = True
             b.update(json.loads((folder / "replicate.json").read_text()))
+            if args.build_only:
+                print(f"[{size_label(n)}] built: {json.dumps(b)}", flush=True)
+                continue
             corpus = folder / "corpus"
             filt = year_filter(corpus)
             print(f"[{size_label(n)}] recall and stage profile …", flush=True)

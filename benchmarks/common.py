@@ -10,7 +10,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -96,18 +96,20 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THRE
 
 
 @contextlib.contextmanager
-def serving(corpus: Path, one_core: bool = True, timeout: float = 300) -> Iterator[tuple[str, "object"]]:
-    """``figlink serve`` on a free loopback port, pinned to core 0 with one thread per library
-    (``one_core``); yields its base URL and process, and stops it afterwards."""
+def serving(corpus: Path, one_core: bool = True, timeout: float = 300, core: int = 0,
+            src: Optional[Path] = None) -> Iterator[tuple[str, "object"]]:
+    """``figlink serve`` on a free loopback port, pinned to ``core`` with one thread per library
+    (``one_core``), from another checkout's ``src`` folder when given; yields its base URL and process,
+    and stops it afterwards."""
     import subprocess
 
     import httpx
 
     port = free_port()
-    env = dict(os.environ, **(ONE_THREAD if one_core else {}))
+    env = dict(os.environ, **(ONE_THREAD if one_core else {}), **({"PYTHONPATH": str(src)} if src else {}))
     cmd = [sys.executable, "-m", "figlink.cli", "serve", "--corpus", str(corpus), "--port", str(port)]
     if one_core and shutil.which("taskset"):
-        cmd = ["taskset", "-c", "0"] + cmd
+        cmd = ["taskset", "-c", str(core)] + cmd
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:

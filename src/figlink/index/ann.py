@@ -94,14 +94,22 @@ def update(prev_path: Optional[Path], vec: np.ndarray, old_rows: int, dropped: b
     return train(vec)
 
 
-def search(index, q: np.ndarray, count: int, row_mask: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
+def nprobe_for(nlist: int, share: float) -> int:
+    """Lists to probe when only ``share`` of the rows may be returned: NPROBE / share (at most every
+    list), so a filtered scan meets about as many allowed rows as an unfiltered one scans rows."""
+    return int(min(nlist, max(NPROBE, np.ceil(NPROBE / max(share, 1e-9)))))
+
+
+def search(index, q: np.ndarray, count: int, row_mask: Optional[np.ndarray] = None, share: float = 1.0
+           ) -> tuple[np.ndarray, np.ndarray]:
     """About the ``count`` rows nearest to ``q`` (approximate inner product), optionally only rows where
-    ``row_mask`` is set."""
+    ``row_mask`` is set (``share``: the fraction of rows set, which sets how many lists are probed)."""
     import faiss
 
-    params = faiss.SearchParametersIVF(nprobe=NPROBE)  # type: ignore[call-arg]  # SWIG keyword arguments
+    nprobe = NPROBE if row_mask is None else nprobe_for(faiss.extract_index_ivf(index).nlist, share)
+    params = faiss.SearchParametersIVF(nprobe=nprobe)  # type: ignore[call-arg]  # SWIG keyword arguments
     if row_mask is not None:
-        bits = np.packbits(row_mask.astype(np.uint8), bitorder="little")
+        bits = np.packbits(row_mask, bitorder="little")
         params.sel = faiss.IDSelectorBitmap(len(row_mask), faiss.swig_ptr(bits))
     sims, ids = index.search(np.asarray(q, dtype=np.float32)[None, :], count, params=params)
     keep = ids[0] >= 0

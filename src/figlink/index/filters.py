@@ -1,4 +1,5 @@
-"""Search filters: figure type, medical, open license, year range, paper; as SQL and as a numpy mask."""
+"""Search filters: figure type, medical, open license, year range, paper; as a numpy mask over one level's
+documents (:class:`figlink.index.columns.Columns`)."""
 
 from __future__ import annotations
 
@@ -80,30 +81,6 @@ class Filters:
 
     def empty(self) -> bool:
         return all(getattr(self, n) is None for n in self.names())
-
-    def sql(self, alias: str = "d") -> tuple[str, list[Any]]:
-        """A WHERE fragment (starting with AND, or empty) over the ``docs`` table and its parameters."""
-        parts: list[str] = []
-        args: list[Any] = []
-        if self.figure_type:
-            parts.append(f"{alias}.figure_type IN ({','.join('?' * len(self.figure_type))})")
-            args.extend(self.figure_type)
-        if self.is_medical is not None:
-            parts.append(f"{alias}.medical = ?")
-            args.append(int(self.is_medical))
-        if self.open is not None:
-            parts.append(f"{alias}.open = ?")
-            args.append(int(self.open))
-        if self.year_min is not None:
-            parts.append(f"{alias}.year >= ?")
-            args.append(self.year_min)
-        if self.year_max is not None:
-            parts.append(f"{alias}.year <= ? AND {alias}.year > 0")
-            args.append(self.year_max)
-        if self.paper_id is not None:
-            parts.append(f"{alias}.paper_id = ?")
-            args.append(self.paper_id)
-        return "".join(f" AND {p}" for p in parts), args
 
     def mask(self, cols: "Columns") -> Optional[np.ndarray]:
         """A boolean mask over one level's documents (None: everything passes)."""

@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from figlink.index import ann
+from figlink.index.selection import Selection
 from figlink.index.vectors import VectorSet, VectorWriter
 
 PREFIX = "figure_image"
@@ -62,14 +63,10 @@ class ImageIndex:
         v = self.weight @ np.asarray(qvec, dtype=np.float32) + self.bias
         return (v / max(float(np.linalg.norm(v)), 1e-9)).astype(np.float32)
 
-    def top(self, qvec: np.ndarray, n: int, figure_docs: np.ndarray, mask: Optional[np.ndarray]
-            ) -> list[tuple[int, float]]:
-        """The best ``n`` figure documents (doc id, cosine) for a query; ``mask`` is aligned with
-        ``figure_docs`` (every figure document of the version, ascending)."""
-        sub = None
-        if mask is not None:
-            sub = mask[np.searchsorted(figure_docs, self.vectors.docs)]
-        return self.vectors.top(self.project(qvec), n, sub)
+    def top(self, qvec: np.ndarray, n: int, sel: Optional[Selection] = None) -> list[tuple[int, float]]:
+        """The best ``n`` figure documents (doc id, cosine) for a query, only those ``sel`` allows when given."""
+        mask = None if sel is None else sel.allows(self.vectors.docs)
+        return self.vectors.top(self.project(qvec), n, mask)
 
 
 def write(folder: Path, signal: ImageSignal, figure_doc: dict[tuple[str, str], int]) -> int:

@@ -25,6 +25,7 @@ from figlink.index import columns, image as image_mod, lexical, rerank as rerank
 from figlink.index.columns import Columns, FigurePanels
 from figlink.index.embed import Embedder, default_embedder
 from figlink.index.filters import Filters
+from figlink.index.selection import Selection
 from figlink.index.fusion import rrf, weighted_scores
 from figlink.index.vectors import VectorSet
 
@@ -215,16 +216,17 @@ class Searcher:
             if self._version is None or self._version.name < name:
                 self._version = v
 
-    def _scored(self, v: _Version, level: str, query: str, qvec: Optional[np.ndarray], f: Filters, n: int
-                ) -> dict[str, list[tuple[int, float]]]:
-        """Each signal's best ``n`` documents of one level with their scores (higher is better)."""
+    def _scored(self, v: _Version, level: str, query: str, qvec: Optional[np.ndarray], sel: Optional[Selection],
+                n: int) -> dict[str, list[tuple[int, float]]]:
+        """Each signal's best ``n`` documents of one level with their scores (higher is better), only
+        documents ``sel`` allows when it is given."""
         scored: dict[str, list[tuple[int, float]]] = {}
         with v.lock:  # one sqlite connection per version
-            scored["lexical"] = lexical.search(v.db, level, query, n, f, len(v.cols[level]))
+            scored["lexical"] = lexical.search(v.db, level, query, n, sel, len(v.cols[level]))
         if qvec is not None and len(v.vectors[level].docs):
-            scored["text_dense"] = v.vectors[level].top(qvec, n, f.mask(v.cols[level]))
+            scored["text_dense"] = v.vectors[level].top(qvec, n, None if sel is None else sel.mask)
         if level == "figure" and qvec is not None and v.image is not None and self.image_signal:
-            scored["image"] = v.image.top(qvec, n, v.cols[level].doc, f.mask(v.cols[level]))
+            scored["image"] = v.image.top(qvec, n, sel)
         return scored
 
     def stats(self) -> dict:
@@ -270,22 +272,23 @@ class Searcher:
         emb = self._embedder_for(v)
         qvec = self._query_vector(emb, query) if emb is not None else None
         lists: list[list] = []
+        sel = {lv: _selection(v, lv, f) for lv in (("figure",) if level == "figure" else lexical.LEVELS)}
         if level == "figure":
-            scored = self._scored(v, "figure", query, qvec, f, n)
+            scored = self._scored(v, "figure", query, qvec, sel["figure"], n)
             lists.extend(scored.values())
             fused = self._reranked(v, "figure", query, qvec, weighted_scores(scored, FIGURE_WEIGHTS, FIGURE_SCALE),
                                    scored, rerank)
         else:
-            scored = self._scored(v, "panel", query, qvec, f, n)
-            fig_scored = self._scored(v, "figure", query, qvec, f, n)
+            scored = self._scored(v, "panel", query, qvec, sel["panel"], n)
+            fig_scored = self._scored(v, "figure", query, qvec, sel["figure"], n)
             lists.extend([*scored.values(), *fig_scored.values()])
             rankings = {name: [d for d, _ in items] for name, items in scored.items()}
             figs = self._reranked(v, "figure", query, qvec, weighted_scores(fig_scored, FIGURE_WEIGHTS, FIGURE_SCALE),
                                   fig_scored, rerank)
             rankings["figure"] = _panels_by_figure(v, [d for d, _, _ in figs], rrf(rankings, SIGNAL_WEIGHTS))
             fused = self._reranked(v, "panel", query, qvec, rrf(rankings, SIGNAL_WEIGHTS), scored, rerank)
-        mask = f.mask(v.cols[level])
-        allowed = len(v.cols[level]) if mask is None else int(mask.sum())
+        level_sel = sel[level]
+        allowed = len(v.cols[level]) if level_sel is None else level_sel.count
         # exact when no signal was cut off (nothing else can match) or every allowed document is ranked
         exact = all(len(items) < n for items in lists) or len(fused) >= allowed
         total = min(len(fused), MAX_K)
@@ -328,6 +331,12 @@ class Page:
     def next_offset(self) -> Optional[int]:
         end = self.offset + len(self.hits)
         return end if end < self.total and self.hits else None
+
+
+def _selection(v: _Version, level: str, f: Filters) -> Optional[Selection]:
+    """What ``f`` allows of one level (None: everything)."""
+    mask = f.mask(v.cols[level])
+    return None if mask is None else Selection(v.cols[level].doc, mask)
 
 
 def _panels_by_figure(v: _Version, figures: list[int], panels: list[tuple[int, float, dict]]) -> list[int]:
