@@ -103,8 +103,8 @@ def cached_groups(path: Path, make) -> list[Group]:
     if path.exists():
         z = np.load(path, allow_pickle=False)
         if z["features"].tolist() == list(FEATURES):
-            ends = z["offsets"]
-            return [Group(z["X"][a:b], int(y), str(p)) for a, b, y, p in zip(ends[:-1], ends[1:], z["answer"], z["paper"])]
+            X, ends = z["X"], z["offsets"]  # read once: each z["X"] reads the whole array again
+            return [Group(X[a:b], int(y), str(p)) for a, b, y, p in zip(ends[:-1], ends[1:], z["answer"], z["paper"])]
     groups = make()
     with open(path, "wb") as f:
         np.savez(f, features=np.asarray(FEATURES), X=np.concatenate([g.X for g in groups]),
