@@ -7,7 +7,7 @@ indexed copy. For every query the searcher's fused top 50 candidates are recorde
 the figure model is fitted first, then the panel model on panel candidates whose figure signal already
 uses the figure model. The check half is never read here.
 
-    python benchmarks/train_rerank.py [--work /tmp/figlink-rerank] [--every 3] [--seed 0]
+    python benchmarks/train_rerank.py [--work /tmp/figlink-rerank] [--every 1] [--seeds 0,1,2]
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from common import peak_rss_mb  # noqa: E402
 from rerank_data import build_part, load_part, part_files  # noqa: E402
 
 from figlink.index import Searcher  # noqa: E402
-from figlink.index.rerank import MODEL_DIR, TOP_K, RerankModel  # noqa: E402
-from figlink.train.rerank import Group, fit  # noqa: E402
+from figlink.index.searcher import MAX_QUERY_CHARS  # noqa: E402
+from figlink.index.rerank import MODEL_DIR, TOP_K, RerankModel, default_model  # noqa: E402
+from figlink.train.rerank import Group, average, fit  # noqa: E402
 
 
 class Recorder:
@@ -63,7 +64,7 @@ def collect(corpus: Path, queries, qvec: np.ndarray, level: str, figure_model: R
     s = Searcher(corpus, VectorTable(emb_name, [q.text for q in queries], qvec), rerankers=models)
     groups = []
     for q in queries:
-        if level == "panel" and not q.panel:
+        if (level == "panel" and not q.panel) or len(q.text) > MAX_QUERY_CHARS:  # a run-on "sentence": no query
             continue
         rec.last = None
         hits = s.search(q.text, k=TOP_K, level=level)
@@ -76,15 +77,52 @@ def collect(corpus: Path, queries, qvec: np.ndarray, level: str, figure_model: R
     return groups
 
 
+def _collect_shard(args) -> list[Group]:
+    return collect(*args)
+
+
+def collect_parallel(corpus: Path, queries, qvec: np.ndarray, level: str, figure_model: RerankModel | None,
+                     emb_name: str, workers: int) -> list[Group]:
+    """``collect`` in ``workers`` processes (spawned), each on a contiguous share of the queries, merged in
+    query order: the same groups as one process gives."""
+    if workers <= 1:
+        return collect(corpus, queries, qvec, level, figure_model, emb_name)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    cuts = np.linspace(0, len(queries), workers + 1).astype(int)
+    jobs = [(corpus, queries[a:b], qvec[a:b], level, figure_model, emb_name) for a, b in zip(cuts[:-1], cuts[1:])]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as ex:
+        return [g for part in ex.map(_collect_shard, jobs) for g in part]
+
+
+def cached_groups(path: Path, make) -> list[Group]:
+    """The groups saved at ``path`` when they were computed for this feature list; else ``make()``, saved."""
+    from figlink.index.rerank_features import FEATURES
+
+    if path.exists():
+        z = np.load(path, allow_pickle=False)
+        if z["features"].tolist() == list(FEATURES):
+            X, ends = z["X"], z["offsets"]  # read once: each z["X"] reads the whole array again
+            return [Group(X[a:b], int(y), str(p)) for a, b, y, p in zip(ends[:-1], ends[1:], z["answer"], z["paper"])]
+    groups = make()
+    with open(path, "wb") as f:
+        np.savez(f, features=np.asarray(FEATURES), X=np.concatenate([g.X for g in groups]),
+                 offsets=np.cumsum([0] + [len(g.X) for g in groups]), answer=np.asarray([g.answer for g in groups]),
+                 paper=np.asarray([g.paper_id for g in groups]))
+    return groups
+
+
 CARD = """# figlink re-ranker models
 
 `rerank_figure.npz` and `rerank_panel.npz` re-order the best {top_k} fused candidates of a search (figure
-and panel level; `figlink.index.rerank`). Each is a 2-layer network ({n_features} features → {hidden} ReLU →
-score), a few kB, evaluated with numpy.
+and panel level; `figlink.index.rerank`). Each is a 2-layer network ({n_features} features → {width} ReLU →
+score; the mean of {n_seeds} networks of {hidden} units fitted with different seeds, stored as one), a few kB,
+evaluated with numpy.
 
 - **Data**: the tune half (`figlink.eval.splits`, md5 of the article name even) of the Europe PMC
   open-access dev articles (CC BY 4.0 / 3.0 / 2.0 or CC0 per article, see
-  ../shared/data/README.md): {articles} articles, {queries} citing-sentence queries. Every inline reference
+  ../shared/data/README.md): {articles} articles ({every}), {queries} citing-sentence queries. Every inline reference
   is a free (query, figure) pair: a citing sentence of a query paragraph, its figure citation removed,
   must find the cited figure (panel: the one panel it names) in an index of the same articles with the
   query paragraphs deleted. The check half was never read.
@@ -92,7 +130,7 @@ score), a few kB, evaluated with numpy.
   subset); they are released with figlink under its licence.
 - **Recipe**: `python benchmarks/train_rerank.py` (features of `figlink.index.rerank_features`; listwise
   softmax loss, Adam lr {lr}, weight decay {wd}, {epochs} epochs, the epoch chosen on a fifth of the
-  tune articles held out by paper; seed {seed}; CPU, {train_s:.0f} s for candidate features and training).
+  tune articles held out by paper; seeds {seeds}; CPU, {train_s:.0f} s for candidate features and training).
 - **Validation (held-out fifth of tune, answers in the top {top_k})**:
 {val_table}
 - **Measured** on the held-out check half: `python benchmarks/bench_rerank.py`; the shipped models' numbers
@@ -107,11 +145,14 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", type=Path, default=Path("/tmp/figlink-rerank"))
-    ap.add_argument("--every", type=int, default=3, help="every n-th tune article (name order; as bench_rerank.py)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--every", type=int, default=1, help="every n-th tune article (name order)")
+    ap.add_argument("--seeds", default="0,1,2", help="one network per seed; the model is their mean")
     ap.add_argument("--hidden", type=int, default=32)
     ap.add_argument("--epochs", type=int, default=40)
     ap.add_argument("--out", type=Path, default=MODEL_DIR)
+    ap.add_argument("--workers", type=int, default=2, help="processes collecting candidate features")
+    ap.add_argument("--levels", default="figure,panel", help="levels to train (panel candidates use the figure "
+                    "model: trained here, else the shipped one)")
     a = ap.parse_args()
     emb = default_embedder()
     if emb is None:
@@ -124,22 +165,41 @@ def main() -> None:
     t1 = time.perf_counter()
     reports = {}
     models: dict[str, RerankModel] = {}
+    levels = a.levels.split(",")
     for level in ("figure", "panel"):
-        groups = collect(corpus, queries, qvec, level, models.get("figure"), emb.name)
-        model, rep = fit(groups, level, hidden=a.hidden, epochs=a.epochs, seed=a.seed)
-        models[level], reports[level] = model, rep
-        print(level, json.dumps(rep))
+        if level not in levels:
+            shipped = default_model(level)
+            if shipped is not None:
+                models[level] = shipped
+            continue
+
+        def make(level: str = level) -> list[Group]:
+            return collect_parallel(corpus, queries, qvec, level, models.get("figure"), emb.name, a.workers)
+
+        # the figure candidates depend on the index only (panel candidates also on the figure model): cached
+        groups = cached_groups(a.work / f"tune{a.every}" / "groups_figure.npz", make) if level == "figure" else make()
+        fits = [fit(groups, level, hidden=a.hidden, epochs=a.epochs, seed=int(seed)) for seed in a.seeds.split(",")]
+        for _, rep in fits:
+            print(level, json.dumps(rep))
+        models[level], reports[level] = average([m for m, _ in fits]), fits[0][1]
+        reports[level]["seeds"] = [r["seed"] for _, r in fits]
+        reports[level]["seed_val_r1"] = [r["val_r1"] for _, r in fits]
+        reports[level]["seed_best_epoch"] = [r["best_epoch"] for _, r in fits]
     train_s = time.perf_counter() - t1
     a.out.mkdir(parents=True, exist_ok=True)
-    for level, model in models.items():
-        model.save(a.out / f"rerank_{level}.npz", {"trained_on": "europepmc tune half", "report": reports[level]})
-    val = "\n".join(f"  - {lv}: R@1 {r['val_r1']:.3f} (fused {r['val_fused_r1']:.3f}), MRR {r['val_mrr']:.3f} "
-                    f"(fused {r['val_fused_mrr']:.3f}); {r['train_groups']} training and {r['val_groups']} "
-                    f"held-out queries; epoch {r['best_epoch']}" for lv, r in reports.items())
+    for level in levels:
+        models[level].save(a.out / f"rerank_{level}.npz", {"trained_on": "europepmc tune half", "report": reports[level]})
+    if levels != ["figure", "panel"]:  # the card describes both models: written by hand when one is kept
+        print(f"trained {levels}; card not written")
+        return
+    val = "\n".join(f"  - {lv}: R@1 per seed {', '.join(f'{x:.3f}' for x in r['seed_val_r1'])} (fused "
+                    f"{r['val_fused_r1']:.3f}); {r['train_groups']} training and {r['val_groups']} held-out queries; "
+                    f"epochs {', '.join(map(str, r['seed_best_epoch']))}" for lv, r in reports.items())
     r = reports["figure"]
     (a.out / "RERANK_CARD.md").write_text(CARD.format(
-        top_k=TOP_K, n_features=models["figure"].w1.shape[0], hidden=a.hidden, articles=info["articles"],
-        queries=info["queries"], lr=r["lr"], wd=r["weight_decay"], epochs=a.epochs, seed=a.seed, train_s=train_s,
+        top_k=TOP_K, n_features=models["figure"].w1.shape[0], width=models["figure"].w1.shape[1], hidden=a.hidden,
+        n_seeds=len(r["seeds"]), articles=info["articles"], every="all" if a.every == 1 else f"every {a.every}th",
+        queries=info["queries"], lr=r["lr"], wd=r["weight_decay"], epochs=a.epochs, seeds=a.seeds, train_s=train_s,
         val_table=val, date=datetime.date.today().isoformat()))
     print(f"train_rerank: {time.perf_counter() - t0:.0f} s (training {train_s:.0f} s), peak RSS {peak_rss_mb():.0f} MB")
 

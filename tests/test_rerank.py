@@ -100,3 +100,23 @@ def test_rerank_model_scores_rows():
     X = np.zeros((3, F), np.float32)
     X[:, FEATURES.index("cover_main")] = [0.2, 0.9, -1.0]
     assert m.score(X).tolist() == pytest.approx([0.2, 0.9, 0.0])
+
+
+def test_average_scores_the_mean_of_its_models(corpus_dir, searcher):
+    """Networks of several seeds stored as one: its score is the mean of theirs on real candidates."""
+    from figlink.train.rerank import average
+
+    m = default_model("figure")
+    assert m is not None
+    other = RerankModel("figure", m.mean, m.std, m.w1[:, ::-1].copy(), m.b1[::-1].copy(), 2 * m.w2[::-1], m.b2 + 1)
+    v = searcher.version()
+    docs = [lexical.find_doc(v.db, "figure", "PMC3166277", f, None) for f in ("F1", "F2", "F3")]
+    cands = [Candidate(d, 1.0 / (i + 1), "PMC3166277", f) for i, (d, f) in enumerate(zip(docs, ("F1", "F2", "F3")))]
+    X = features(v.db, v.vectors.get("figure"), "figure", "lysis time of holin mutants", None, cands, {},
+                 len(v.cols["figure"]))
+    both = average([m, other])
+    assert both.w1.shape == (m.w1.shape[0], 2 * m.w1.shape[1])
+    assert both.score(X) == pytest.approx((m.score(X) + other.score(X)) / 2, rel=1e-5, abs=1e-5)
+    assert not np.allclose(m.score(X), other.score(X))
+    with pytest.raises(ValueError, match="standardisation"):
+        average([m, RerankModel("figure", m.mean + 1, m.std, m.w1, m.b1, m.w2, m.b2)])

@@ -102,3 +102,15 @@ def fit(groups: Sequence[Group], level: str, hidden: int = 32, epochs: int = 40,
               "val_fused_r1": round(float((base == 1).mean()), 4), "val_fused_mrr": round(float((1 / base).mean()), 4),
               "hidden": hidden, "epochs": epochs, "lr": lr, "weight_decay": weight_decay, "seed": seed}
     return RerankModel(level, mean, std, w1, b1, w2, b2, top_k), report
+
+
+def average(models: Sequence[RerankModel]) -> RerankModel:
+    """One model scoring the mean of the models' scores: their hidden layers side by side (the models
+    must share the standardisation, as fits of one set of groups with different seeds do)."""
+    first = models[0]
+    if any(not (np.array_equal(m.mean, first.mean) and np.array_equal(m.std, first.std)) for m in models):
+        raise ValueError("the models were fitted on different standardisations")
+    k = len(models)
+    return RerankModel(first.level, first.mean, first.std, np.concatenate([m.w1 for m in models], 1),
+                       np.concatenate([m.b1 for m in models]), np.concatenate([m.w2 for m in models]) / k,
+                       float(np.mean([m.b2 for m in models])), first.top_k)
