@@ -140,6 +140,26 @@ def test_trailing_note_about_all_panels_is_shared() -> None:
     assert split.shared_text == "Lesions. Arrows point to nuclei. Scale bars, 50 um."
 
 
+def test_image_credits_are_shared_even_when_they_name_panels() -> None:
+    # OpenStax Astronomy and Microbiology captions (CC BY 4.0, figures/openstax): the credit note says where
+    # each image came from, not what it shows; it is not the last panel's text.
+    cap = ("(a) The winter constellation of Orion, the hunter, is surrounded by neighboring constellations. "
+           "(b) A photograph shows the Orion region in the sky. The bright blue star below the belt is his foot "
+           "and is called Rigel. (credit a: modification of work by Johannes Hevelius; b: modification of work "
+           "by Matthew Spinelli)")
+    split = split_caption(cap)
+    assert text(cap, "b") == ("A photograph shows the Orion region in the sky. The bright blue star below the belt "
+                              "is his foot and is called Rigel.")
+    assert split.shared_text == ("(credit a: modification of work by Johannes Hevelius; b: modification of work "
+                                 "by Matthew Spinelli)")
+    cap = ("(a) and (b) The characteristic appearance of the pustular chickenpox rash is concentrated on the trunk "
+           "region. (c) This transmission electron micrograph shows a virion of human herpesvirus 3. Credit b: "
+           "John Noble/CDC. c: modification of work by Centers for Disease Control and Prevention)")
+    assert text(cap, "b") == "The characteristic appearance of the pustular chickenpox rash is concentrated on the trunk region."
+    assert text(cap, "c") == "This transmission electron micrograph shows a virion of human herpesvirus 3."
+    assert split_caption(cap).shared_text.startswith("Credit b: John Noble/CDC.")
+
+
 def test_sentence_about_named_panels_after_the_last_one() -> None:
     cap = "Scatter plots. (A) Trend. (B) Correlation. (C) More D1. Values for panels A and C are in the text."
     assert "Values for panels A and C" in text(cap, "a")
