@@ -89,6 +89,20 @@ def test_inline_list_items_open_their_text() -> None:
     assert text(cap, "b").startswith("via public transportation")
 
 
+def test_words_before_an_inline_list_are_about_every_item() -> None:
+    # eLife 19532 Figure 8 (CC BY 4.0): the lead-in is about both items, i.e. all panels, so it is shared.
+    cap = ("Eco-HAB allows remarkably reproducible assessment of approach to social odor in both (a) wild-type "
+           "mice (n=9) and (b) Fmr1 knockouts (n=11). Data presented are logarithmic values.")
+    split = split_caption(cap)
+    assert text(cap, "a") == "wild-type mice (n=9)"
+    assert text(cap, "b") == "Fmr1 knockouts (n=11)."
+    assert split.shared_text.startswith("Eco-HAB allows remarkably reproducible assessment of approach to social odor in both")
+    # Items with clauses of their own ("…, whereas in (b) …"): the words before (a) open a's clause.
+    cap = ("Approach to social odor in (a) valproate-treated C57BL/6 mice (n=26) gradually decreases during first "
+           "4 h of testing, whereas in (b) valproate-treated BALB/c mice (n=18) it is high and stable.")
+    assert text(cap, "a").startswith("Approach to social odor in valproate-treated")
+
+
 def test_label_continuing_a_sentence_versus_opening_one() -> None:
     cap = "Growth. (a) Controls. Hyperplasia in prostates (b and d) and normal glands (c). (e) Quantification."
     assert text(cap, "a") == "Controls."

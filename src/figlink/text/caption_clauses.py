@@ -96,6 +96,20 @@ def named_beyond(refs: list[Tok], a: int, b: int, group: tuple[str, ...]) -> tup
     return tuple(sorted(named, key=label_order)) if ties_to(named, group) else ()
 
 
+def list_lead_in(text: str, anchors: list[Tok]) -> tuple[str, ...]:
+    """The panels that the words before an inline list are about ("… in both (a) wild-type mice and (b)
+    knockouts."): every opener of the list, when the sentence's openers are short items of one clause (no
+    ";", "whereas" or "while" between two, at most ``_ITEM_CHARS`` apart); else ``()``."""
+    openers = [t for t in anchors if t.role == "open"]
+    if len(openers) < 2 or openers[0].at_start or len(openers) != len(anchors):
+        return ()
+    for a, b in zip(openers, openers[1:]):
+        between = text[a.end:b.start]
+        if len(between) > _ITEM_CHARS or ";" in between or re.search(r"\b(?:whereas|while)\b", between):
+            return ()
+    return tuple(sorted({lab for t in openers for lab in t.labels}, key=label_order))
+
+
 def one_clause(text: str, trailers: list[Tok]) -> bool:
     """Whether the trailers enumerate short items of one clause ("wt (A–C), dpp-RNAi (D–F) and sog-RNAi
     (G–I) embryos"): no ";" between them, at most ``_ITEM_CHARS`` between two, and no item that ends
