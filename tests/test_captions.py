@@ -89,6 +89,20 @@ def test_inline_list_items_open_their_text() -> None:
     assert text(cap, "b").startswith("via public transportation")
 
 
+def test_words_before_an_inline_list_are_about_every_item() -> None:
+    # eLife 19532 Figure 8 (CC BY 4.0): the lead-in is about both items, i.e. all panels, so it is shared.
+    cap = ("Eco-HAB allows remarkably reproducible assessment of approach to social odor in both (a) wild-type "
+           "mice (n=9) and (b) Fmr1 knockouts (n=11). Data presented are logarithmic values.")
+    split = split_caption(cap)
+    assert text(cap, "a") == "wild-type mice (n=9)"
+    assert text(cap, "b") == "Fmr1 knockouts (n=11)."
+    assert split.shared_text.startswith("Eco-HAB allows remarkably reproducible assessment of approach to social odor in both")
+    # Items with clauses of their own ("…, whereas in (b) …"): the words before (a) open a's clause.
+    cap = ("Approach to social odor in (a) valproate-treated C57BL/6 mice (n=26) gradually decreases during first "
+           "4 h of testing, whereas in (b) valproate-treated BALB/c mice (n=18) it is high and stable.")
+    assert text(cap, "a").startswith("Approach to social odor in valproate-treated")
+
+
 def test_label_continuing_a_sentence_versus_opening_one() -> None:
     cap = "Growth. (a) Controls. Hyperplasia in prostates (b and d) and normal glands (c). (e) Quantification."
     assert text(cap, "a") == "Controls."
@@ -138,6 +152,26 @@ def test_trailing_note_about_all_panels_is_shared() -> None:
     split = split_caption(cap)
     assert text(cap, "b") == "High grade."
     assert split.shared_text == "Lesions. Arrows point to nuclei. Scale bars, 50 um."
+
+
+def test_image_credits_are_shared_even_when_they_name_panels() -> None:
+    # OpenStax Astronomy and Microbiology captions (CC BY 4.0, figures/openstax): the credit note says where
+    # each image came from, not what it shows; it is not the last panel's text.
+    cap = ("(a) The winter constellation of Orion, the hunter, is surrounded by neighboring constellations. "
+           "(b) A photograph shows the Orion region in the sky. The bright blue star below the belt is his foot "
+           "and is called Rigel. (credit a: modification of work by Johannes Hevelius; b: modification of work "
+           "by Matthew Spinelli)")
+    split = split_caption(cap)
+    assert text(cap, "b") == ("A photograph shows the Orion region in the sky. The bright blue star below the belt "
+                              "is his foot and is called Rigel.")
+    assert split.shared_text == ("(credit a: modification of work by Johannes Hevelius; b: modification of work "
+                                 "by Matthew Spinelli)")
+    cap = ("(a) and (b) The characteristic appearance of the pustular chickenpox rash is concentrated on the trunk "
+           "region. (c) This transmission electron micrograph shows a virion of human herpesvirus 3. Credit b: "
+           "John Noble/CDC. c: modification of work by Centers for Disease Control and Prevention)")
+    assert text(cap, "b") == "The characteristic appearance of the pustular chickenpox rash is concentrated on the trunk region."
+    assert text(cap, "c") == "This transmission electron micrograph shows a virion of human herpesvirus 3."
+    assert split_caption(cap).shared_text.startswith("Credit b: John Noble/CDC.")
 
 
 def test_sentence_about_named_panels_after_the_last_one() -> None:

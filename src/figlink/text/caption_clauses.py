@@ -35,6 +35,9 @@ _ITEM_SEPARATORS = r"(?:[,/]|\band|\bor|\bvs|\bversus|\bas\s+well\s+as)"
 _ITEM_SEPARATOR = re.compile(rf"\s*{_ITEM_SEPARATORS}\b", re.I)  # one opening an item
 _ITEM_SEPARATOR_END = re.compile(rf"{_ITEM_SEPARATORS}\s*$", re.I)  # one closing it
 _LEGEND_ITEM = re.compile(r"(?:^|[;.]\s*)[A-Z][\w+\-/()]{0,12}\s*[,:=]\s+[a-z]")
+# Where the image came from: "(credit a: modification of work by …; b: …)", "Image credit: NASA".
+_SOURCE_NOTE = re.compile(rf"(?P<paren>\(\s*)?(?<![\w-])(?:(?:image|photo|photograph)\s+)?credits?"
+                          rf"(?:\s+{g.LABEL_LIST})?\s*:", re.I)
 
 
 # A piece of the caption is a plain tuple ``(start, end, labels)`` (labels ``()`` = shared): a caption cuts a
@@ -46,6 +49,37 @@ def is_generic(sentence: str) -> bool:
     """A note about the whole figure: "Scale bars, 50 µm.", "Data are mean ± SD.", an abbreviation legend."""
     return bool(_GENERIC_START.match(sentence) or _GENERIC_ANY.search(sentence)
                 or len(_LEGEND_ITEM.findall(sentence)) >= 2)
+
+
+def source_notes(text: str, body: int) -> list[tuple[int, int]]:
+    """Spans of image-credit notes after ``body``: a parenthesized note to its closing parenthesis, an open
+    one to the end of the caption. They tell where each image came from, not what it shows, so they are
+    shared text even when they name panels ("(credit a: …; b: …)")."""
+    out: list[tuple[int, int]] = []
+    for m in _SOURCE_NOTE.finditer(text, body):
+        if out and m.start() < out[-1][1]:
+            continue
+        end = closing_paren(text, m.start(), m.end(), len(text)) if m.group("paren") else -1
+        out.append((m.start(), end if end > 0 else len(text)))
+    return out
+
+
+def carve_shared(pieces: list[Span], spans: list[tuple[int, int]]) -> list[Span]:
+    """The pieces with ``spans`` cut out of labeled pieces and given to the shared text."""
+    if not spans:
+        return pieces
+    out: list[Span] = []
+    for s, e, labels in pieces:
+        c = s
+        for a, b in spans:
+            if not labels or b <= c or a >= e:
+                continue
+            if a > c:
+                out.append((c, a, labels))
+            c = max(c, min(b, e))
+        if c < e:
+            out.append((c, e, labels))
+    return out + [(a, b, ()) for a, b in spans]
 
 
 def ties_to(named: "tuple[str, ...] | set[str]", group: tuple[str, ...]) -> bool:
@@ -60,6 +94,20 @@ def named_beyond(refs: list[Tok], a: int, b: int, group: tuple[str, ...]) -> tup
     "In (a) and (c), nuclei …; (b) and (d) show …" after c's text is about a and c), else ``()``."""
     named = {lab for t in refs if a <= t.start < b for lab in t.labels}
     return tuple(sorted(named, key=label_order)) if ties_to(named, group) else ()
+
+
+def list_lead_in(text: str, anchors: list[Tok]) -> tuple[str, ...]:
+    """The panels that the words before an inline list are about ("… in both (a) wild-type mice and (b)
+    knockouts."): every opener of the list, when the sentence's openers are short items of one clause (no
+    ";", "whereas" or "while" between two, at most ``_ITEM_CHARS`` apart); else ``()``."""
+    openers = [t for t in anchors if t.role == "open"]
+    if len(openers) < 2 or openers[0].at_start or len(openers) != len(anchors):
+        return ()
+    for a, b in zip(openers, openers[1:]):
+        between = text[a.end:b.start]
+        if len(between) > _ITEM_CHARS or ";" in between or re.search(r"\b(?:whereas|while)\b", between):
+            return ()
+    return tuple(sorted({lab for t in openers for lab in t.labels}, key=label_order))
 
 
 def one_clause(text: str, trailers: list[Tok]) -> bool:

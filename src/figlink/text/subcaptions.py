@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from figlink.model import CaptionSplit, Subcaption
-from figlink.text.caption_clauses import WORD_CHAR, Span, about_all_is_shared, clause_start, closing_paren, \
-    is_generic, last_clause_note, merge_pieces, named_beyond, one_clause, ties_to, trim
+from figlink.text.caption_clauses import WORD_CHAR, Span, about_all_is_shared, carve_shared, clause_start, closing_paren, \
+    is_generic, last_clause_note, list_lead_in, merge_pieces, named_beyond, one_clause, source_notes, ties_to, trim
 from figlink.text.caption_sentences import sentence_spans
 from figlink.text.label_roles import Tok, assign_roles, find_label_tokens, next_char
 from figlink.text.labels import label_order, sort_labels
@@ -102,7 +102,9 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], refs: list[Tok], gr
         if t.role == "open":
             if t.start > c:
                 head = group
-                if t is anchors[0] and not t.at_start and not is_sub and next_char(text, t.end).islower():
+                if t is anchors[0] and not is_sub and list_lead_in(text, anchors):
+                    head = list_lead_in(text, anchors)  # "… in both (a) X and (b) Y.": the list's words
+                elif t is anchors[0] and not t.at_start and not is_sub and next_char(text, t.end).islower():
                     head = labels  # "The case depicted in (E) and (F) has …": the sentence is theirs
                 elif t is anchors[0]:
                     head = named_beyond(refs, c, t.start, group) or head
@@ -270,11 +272,13 @@ def split_caption(caption: str) -> CaptionSplit:
     idx = leading_figure_index(text)
     body = idx.end if idx else 0
     sents = sentence_spans(text, body)
-    tokens = find_label_tokens(text, body, sents)
+    notes = source_notes(text, body)
+    tokens = [t for t in find_label_tokens(text, body, sents) if not any(a <= t.start < b for a, b in notes)]
     positions = find_positions(text, body)
     assign_roles(text, body, tokens, {s for s, _ in sents})
     ctx = _Ctx(text, sents, tokens)
     _segment(ctx)
+    ctx.pieces = carve_shared(ctx.pieces, notes)
     ctx.pieces = merge_pieces(text, about_all_is_shared(text, last_clause_note(text, ctx.pieces), tokens))
     extra = _positional(ctx, positions)
     pieces: list[tuple] = _carve(ctx.pieces, extra) + [(p.start, p.end, p.labels, p.positions) for p in extra]
