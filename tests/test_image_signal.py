@@ -83,6 +83,9 @@ def test_index_image_adds_the_signal_and_ranks_with_it(corpus, matcher):
     assert len(with_image) == 6 and all("image" in h.signals for h in with_image)
     without = Searcher(corpus, image_signal=False).search(text, k=6, rerank=False)
     assert all("image" not in h.signals for h in without)
+    # a filter that no figure passes (the samples are all CC BY) leaves the image signal nothing either
+    assert searcher.search(text, k=6, rerank=False, filters={"open": False}) == []
+    assert len(searcher.search(text, k=6, rerank=False, filters={"open": True})) == 6
     # the image signal's own order: each hit's image rank follows the cosines of the stored vectors
     store_vecs = image_search.update_figure_vectors(corpus, matcher)
     cos = {fid: float(store_vecs.image[i] @ v.image.project(qvec)) for i, (_, fid) in enumerate(store_vecs.keys)}
