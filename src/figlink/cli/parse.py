@@ -9,9 +9,9 @@ inside them (recursively, sorted, PDFs paired with their XML: :func:`figlink.ing
 as ``figlink ingest`` reads them).
 
 Every failure is one line on stderr (``error: PATH: STAGE: reason``); the other inputs still parse and the
-exit status is 1 when any failed, 2 for a usage error. ``--workers N`` parses in N processes
-(:mod:`.ordered_pool`); the output is the same lines in the same order, each written as soon as it and
-every one before it are done.
+exit status is 1 when any failed, 2 for a usage error. ``--workers N`` parses in N processes (the engine's
+:class:`~figlink.engine.pool.MemoryBoundedPool`: a worker that dies fails its input with one line); the
+output is the same lines in the same order, each written as soon as it and every one before it are done.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ import sys
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, NoReturn, Optional, Sequence, TextIO
+from typing import TYPE_CHECKING, Callable, Iterable, NoReturn, Optional, Sequence, TextIO
+
+WINDOW_PER_WORKER = 16  # inputs handed out past the oldest line not yet written, per worker
 
 if TYPE_CHECKING:
     from figlink.images import ImageFolder
@@ -92,27 +94,37 @@ class _Outcome:
     error: Optional[str] = None
 
 
-def _outcomes(sources: list[Source], xml: Optional[Path], as_json: bool, pretty: bool,
-              images: Optional[ImageFolder] = None,
-              paper_id: Optional[Callable[[Paper], str]] = None) -> list[_Outcome]:
-    """Parse a batch of inputs (in a worker process, or in this one); a failure is the input's error line."""
+def _outcome(source: Source, xml: Optional[Path], as_json: bool, pretty: bool,
+             images: Optional[ImageFolder] = None, paper_id: Optional[Callable[[Paper], str]] = None) -> _Outcome:
+    """Parse one input (in a worker process, or in this one); a failure is the input's error line."""
     from figlink.errors import FiglinkError
     from figlink.pipeline import process_source
 
-    out: list[_Outcome] = []
-    for source in sources:
-        path = source.path
-        try:
-            paper = process_source(path, xml=source.xml or xml, images=images, paper_id=paper_id)
-        except FiglinkError as e:
-            out.append(_Outcome(path, error=f"error: {one_line(f'{path}: {e.stage}: {e}')}\n"))
-            continue
-        except Exception as e:  # a bug on one input must not stop the others
-            out.append(_Outcome(path, error=f"error: {one_line(f'{path}: internal: {type(e).__name__}: {e}')}\n"))
-            continue
-        out.append(_Outcome(path, json=paper.to_json(indent=2 if pretty else None) + "\n") if as_json
-                   else _Outcome(path, paper=paper))
-    return out
+    path = source.path
+    try:
+        paper = process_source(path, xml=source.xml or xml, images=images, paper_id=paper_id)
+    except FiglinkError as e:
+        return _failed(source, f"{e.stage}: {e}")
+    except Exception as e:  # a bug on one input must not stop the others
+        return _failed(source, f"internal: {type(e).__name__}: {e}")
+    if as_json:
+        return _Outcome(path, json=paper.to_json(indent=2 if pretty else None) + "\n")
+    return _Outcome(path, paper=paper)
+
+
+def _failed(source: Source, reason: str) -> _Outcome:
+    return _Outcome(source.path, error=f"error: {one_line(f'{source.path}: {reason}')}\n")
+
+
+def _died(source: Source, reason: str) -> _Outcome:
+    """The outcome of an input whose worker process died (a crash in a native library)."""
+    return _failed(source, f"internal: {reason}")
+
+
+def _source_bytes(source: Source) -> int:
+    from figlink.engine.pool import file_bytes
+
+    return file_bytes(source.path, source.xml)
 
 
 def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False, pretty: bool = False,
@@ -120,7 +132,6 @@ def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False
         workers: int = 1) -> int:
     """Parse every input that ``paths`` names (in ``workers`` processes; not with ``images``); 1 when any
     failed, else 0."""
-    from figlink.cli.ordered_pool import ordered_map
     from figlink.images import ImageFolder
     from figlink.ingest.sources import iter_sources
     from figlink.paper_ids import variants
@@ -140,12 +151,19 @@ def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False
         return pid
 
     if images is None:
-        parse_batch = partial(_outcomes, xml=xml, as_json=as_json, pretty=pretty)
+        parse_one = partial(_outcome, xml=xml, as_json=as_json, pretty=pretty)
     else:
-        parse_batch = partial(_outcomes, xml=xml, as_json=as_json, pretty=pretty, images=ImageFolder(images),
-                              paper_id=unique_id)
-    # one input per batch in this process: each line is out as soon as its input is parsed
-    for done in ordered_map(parse_batch, iter_sources(paths, pairs=False), workers, batch=1 if workers == 1 else 4):
+        parse_one = partial(_outcome, xml=xml, as_json=as_json, pretty=pretty, images=ImageFolder(images),
+                            paper_id=unique_id)
+    sources = iter_sources(paths, pairs=False)
+    if workers == 1:
+        outcomes: Iterable[_Outcome] = map(parse_one, sources)
+    else:
+        from figlink.engine.pool import MemoryBoundedPool
+
+        outcomes = MemoryBoundedPool(parse_one, workers).map(sources, _source_bytes, WINDOW_PER_WORKER * workers,
+                                                             _died)
+    for done in outcomes:
         if done.error is not None:
             failed += 1
             err.write(done.error)

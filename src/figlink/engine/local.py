@@ -14,22 +14,13 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from figlink.engine.common import IngestReport, Result, Task, run_ingest, run_task, window
-from figlink.engine.pool import MemoryBoundedPool
+from figlink.engine.pool import MemoryBoundedPool, file_bytes
 from figlink.pipeline import PipelineOptions
 
 
 def input_bytes(task: Task) -> int:
     """The bytes of a task's input (its files, or its figure-pairs line): what its memory grows with."""
-    if task.pair is not None:
-        return len(task.pair.raw)
-    total = 0
-    for path in (task.path, task.xml):
-        if path is not None:
-            try:
-                total += os.path.getsize(path)
-            except OSError:
-                pass  # the task reports it
-    return total
+    return len(task.pair.raw) if task.pair is not None else file_bytes(task.path, task.xml)
 
 
 def _died(task: Task, reason: str) -> Result:

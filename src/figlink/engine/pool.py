@@ -33,6 +33,19 @@ LARGE_BYTES = 1 << 20  # inputs of at least this many bytes run one at a time
 _END = object()
 
 
+def file_bytes(*paths: Optional[object]) -> int:
+    """The bytes of an input's files (None and unreadable ones count 0: the task itself reports them), what
+    its memory grows with: the ``size_of`` of :meth:`MemoryBoundedPool.map`."""
+    total = 0
+    for path in paths:
+        if path is not None:
+            try:
+                total += os.path.getsize(str(path))
+            except OSError:
+                pass
+    return total
+
+
 def rss_mb() -> float:
     """Resident memory of this process now, in MB (the peak so far where /proc is missing)."""
     try:
