@@ -20,6 +20,9 @@ class Source:
     xml: Optional[Path] = None
 
 
+_PAIRABLE = (".pdf", ".xml", ".nxml")  # the files _pair_pdfs pairs (a PDF with its JATS)
+
+
 def _pair_pdfs(files: list[Path]) -> list[Source]:
     """Pair ``X.pdf`` (or ``X-figures.pdf`` when there is no ``X.pdf``) with ``X.xml``/``X.nxml`` of the
     same folder; every other file is a source of its own."""
@@ -80,16 +83,10 @@ def _walk(folder: Path, pairs: bool) -> Iterator[Source]:
 
 
 def _pdf_partners(folder: Path, names: list[str], dirs: set[str]) -> dict[str, Path]:
-    """PDF name → the JATS XML it is merged with, among the files of one folder (:func:`_pair_pdfs` on the
-    PDFs and the files they could pair with, so a folder without PDFs costs nothing)."""
-    pdfs = [n for n in names if n.lower().endswith(".pdf")]
-    if not pdfs:
+    """PDF name → the JATS XML it is merged with, among the files of one folder (:func:`_pair_pdfs` on its
+    PDF and XML files, so a folder without PDFs costs nothing)."""
+    if not any(n.lower().endswith(".pdf") for n in names):
         return {}
-    wanted: set[str] = set()
-    for n in pdfs:
-        stem = n[:-4].lower()
-        stem = stem[: -len("-figures")] if stem.endswith("-figures") else stem
-        wanted.update((n.lower(), f"{stem}.pdf", f"{stem}.xml", f"{stem}.nxml"))
-    files = [folder / n for n in names
-             if n.lower() in wanted and n not in dirs and not n.startswith(".") and (folder / n).is_file()]
+    files = [folder / n for n in names if n.lower().endswith(_PAIRABLE) and n not in dirs
+             and not n.startswith(".") and (folder / n).is_file()]
     return {src.path.name: src.xml for src in _pair_pdfs(files) if src.xml is not None}

@@ -102,8 +102,9 @@ def _anchored(text: str, s: int, e: int, anchors: list[Tok], refs: list[Tok], gr
         if t.role == "open":
             if t.start > c:
                 head = group
-                if t is anchors[0] and not is_sub and list_lead_in(text, anchors):
-                    head = list_lead_in(text, anchors)  # "… in both (a) X and (b) Y.": the list's words
+                lead_in = list_lead_in(text, anchors) if t is anchors[0] and not is_sub else ()
+                if lead_in:
+                    head = lead_in  # "… in both (a) X and (b) Y.": the list's words
                 elif t is anchors[0] and not t.at_start and not is_sub and next_char(text, t.end).islower():
                     head = labels  # "The case depicted in (E) and (F) has …": the sentence is theirs
                 elif t is anchors[0]:
