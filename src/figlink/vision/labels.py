@@ -18,7 +18,7 @@ from figlink import model
 from figlink.model import OcrText
 from figlink.text import grammar as g
 from figlink.vision.ocr import panel_letter, recognize
-from figlink.vision.segment import Box, box_gap
+from figlink.vision.segment import Box, box_gap, reading_order
 
 
 # Glyphs the recognizer returns for a lone lower-case l (kept only if 'l' fits the label sequence).
@@ -184,14 +184,8 @@ def _by_parentheses(items: Sequence[OcrText], allowed: set[str], regions: Sequen
     probes = [Label("?", b, 0.5) for _, b in marks]
     if not all(any(_lined_up(p, q) for q in probes if q is not p) for p in probes):
         return []
-    h = float(np.median([b[3] - b[1] for _, b in marks]))
-    rows: list[list[tuple[OcrText, Box]]] = []
-    for m in sorted(marks, key=lambda m: m[1][1]):
-        if rows and abs(m[1][1] - rows[-1][0][1][1]) <= h:
-            rows[-1].append(m)
-        else:
-            rows.append([m])
-    ordered = [m for row in rows for m in sorted(row, key=lambda m: m[1][0])]
+    h = float(np.median([b[3] - b[1] for _, b in marks]))  # tops at most one label height apart share a row
+    ordered = [marks[i] for i in reading_order([(b[1], b[0]) for _, b in marks], float(np.nextafter(h, np.inf)))]
     out = []
     for letter, (it, b) in zip(sorted(allowed), ordered):
         read = panel_letter(it.text)

@@ -15,6 +15,7 @@ from figlink.model import Panel
 from figlink.vision.label_grid import ink_in, label_regions
 from figlink.vision.labels import Label, label_style
 from figlink.vision.segment import Box, area, box_gap, is_core, merge_fragments, overlap_area, union, xy_cut
+from figlink.vision.segment import reading_order as segment_order  # panels.reading_order wraps it for Panels
 
 
 def pieces(gray: np.ndarray) -> list[Box]:
@@ -189,13 +190,7 @@ def merge_to_count(boxes: list[Box], count: int, fixed: Sequence[Box] = ()) -> l
 
 def reading_order(panels: list[Panel], row_tol: float = 50.0) -> list[Panel]:
     """Sort by row (tops within ``row_tol`` px share a row), then left to right (MedICaT's order)."""
-    rows: list[list[Panel]] = []
-    for p in sorted(panels, key=lambda p: p.bbox[1]):
-        if rows and abs(p.bbox[1] - rows[-1][0].bbox[1]) < row_tol:
-            rows[-1].append(p)
-        else:
-            rows.append([p])
-    return [p for row in rows for p in sorted(row, key=lambda p: p.bbox[0])]
+    return [panels[i] for i in segment_order([(p.bbox[1], p.bbox[0]) for p in panels], row_tol)]
 
 
 def detect_panels(gray: np.ndarray, labels: Sequence[Label] = (), expected: Optional[int] = None,

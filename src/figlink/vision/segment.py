@@ -8,7 +8,7 @@ Boxes are ``(x0, y0, x1, y1)`` integer pixels, end-exclusive.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -181,3 +181,15 @@ def _union_all(boxes: list[Box]) -> Box:
     for b in boxes[1:]:
         out = union(out, b)
     return out
+
+
+def reading_order(corners: Sequence[tuple[float, float]], row_tol: float) -> list[int]:
+    """Indices of boxes given by their (top, left) in reading order: rows top to bottom (a top less than
+    ``row_tol`` from its row's first top joins that row), each row left to right."""
+    rows: list[list[int]] = []
+    for i in sorted(range(len(corners)), key=lambda i: corners[i][0]):
+        if rows and abs(corners[i][0] - corners[rows[-1][0]][0]) < row_tol:
+            rows[-1].append(i)
+        else:
+            rows.append([i])
+    return [i for row in rows for i in sorted(row, key=lambda i: corners[i][1])]
