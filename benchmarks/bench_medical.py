@@ -98,6 +98,12 @@ def pr(preds: list[tuple[bool, bool]]) -> tuple[float | None, float | None, int,
     return prec, rec, tp + fn, len(preds)
 
 
+def f1(stats: tuple[float | None, float | None, int, int]) -> tuple[float | None]:
+    """F1 of a :func:`pr` result, as a one-element tuple (the table reads index 0)."""
+    prec, rec = stats[0], stats[1]
+    return (2 * prec * rec / (prec + rec) if prec and rec else None,)
+
+
 def cell(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
@@ -125,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         s12 = None
         if not args.no_vision:
             s12 = [(stage2(it, h) if it["image"] is not None else h, g) for it, (h, g) in zip(med, s1m)]
-        res[part] = {"s1": pr(s1), "naive": pr(nv), "s1m": pr(s1m), "naivem": pr(nvm),
+        res[part] = {"s1": pr(s1), "naive": pr(nv), "s1_f1": f1(pr(s1)), "naive_f1": f1(pr(nv)), "s1m": pr(s1m), "naivem": pr(nvm),
                      "s12": pr(s12) if s12 is not None else None,
                      "n": (len(mine), sum(it["positive"] for it in mine), len(med))}
         if part == "tune" and args.failures:
@@ -145,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = [row("stage 1 precision (ROCO + MedICaT)", "s1", 0, "naive", ">= baseline"),
             row("stage 1 recall (ROCO + MedICaT)", "s1", 1, "naive", ">= baseline"),
+            row("stage 1 F1 (ROCO + MedICaT)", "s1_f1", 0, "naive_f1", "-"),
             row("stage 1 recall (MedICaT figures)", "s1m", 1, "naivem", ">= baseline"),
             row("stage 1+2 precision (MedICaT figures, images)", "s12", 0, "naivem", ">= baseline"),
             row("stage 1+2 recall (MedICaT figures, images)", "s12", 1, "naivem", "= stage 1 recall"),
