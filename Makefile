@@ -9,7 +9,7 @@ VENV := .venv
 REQS := requirements.txt requirements-dev.txt pyproject.toml
 STAMP := $(VENV)/.stamp-$(shell { cat $(REQS); echo "$(PYTHON)"; } | sha1sum | cut -c1-12)
 
-.PHONY: demo test bench setup browser typecheck model-matcher model-captioner
+.PHONY: demo test bench setup browser typecheck model-matcher model-matcher-rescore model-captioner
 setup: $(STAMP) browser
 
 # Debian's chromium for the web-page tests (Playwright drives it; no browser is ever downloaded).
@@ -55,6 +55,11 @@ bench: $(STAMP)
 model-matcher: $(STAMP)
 	FIGLINK_SHARED_DATA=$${FIGLINK_SHARED_DATA:-$(abspath ../shared/data)} \
 	$(VENV)/bin/python -m figlink.learn.reproduce
+
+# the shipped matcher's manifest and card under the current score (lexical weight), its weights kept
+model-matcher-rescore: $(STAMP)
+	FIGLINK_SHARED_DATA=$${FIGLINK_SHARED_DATA:-$(abspath ../shared/data)} \
+	$(VENV)/bin/python -m figlink.learn.rescore
 
 model-captioner: $(STAMP)
 	FIGLINK_SHARED_DATA=$${FIGLINK_SHARED_DATA:-$(abspath ../shared/data)} \

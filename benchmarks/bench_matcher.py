@@ -41,7 +41,7 @@ from matcher_data import elife_part, elife_pdf_pairs  # noqa: E402
 from figlink.eval.splits import OPENSTAX_CHECK_BOOK, pair_split  # noqa: E402
 from figlink.learn.cache import FeatureCache  # noqa: E402
 from figlink.learn.dataset import Features, featurize_pairs  # noqa: E402
-from figlink.learn.evaluate import KS, bm25_ocr_baseline, bm25_scores, chance, metrics_from_scores  # noqa: E402
+from figlink.learn.evaluate import KS, both_ways, bm25_ocr_baseline  # noqa: E402
 from figlink.learn.featurize import print_progress  # noqa: E402
 from figlink.learn.recipe import fit  # noqa: E402
 from figlink.learn.records import TEXT_MODES, read_pair_file  # noqa: E402
@@ -49,10 +49,7 @@ from figlink.learn.reproduce import SHIPPED_CONFIG, SHIPPED_SETTINGS  # noqa: E4
 from figlink.learn.train import encode_all, evaluate  # noqa: E402
 
 METRICS = [f"R@{k}" for k in KS] + ["MRR"]
-
-
-def texts_of(f: Features, mode: str) -> list[str]:
-    return f.captions if mode == "caption" else [f"{c} {m}" for c, m in zip(f.captions, f.mention_text)]
+DENSE_ROW = "caption+mentions, cosine only (no lexical term)"
 
 
 def config_for(mode: str):
@@ -93,20 +90,15 @@ def mean_metrics(runs: list[dict]) -> dict:
         "chance": {k: float(np.mean([r["chance"][k] for r in runs])) for k in METRICS}}
 
 
-def fused_with_bm25(model, f: Features, mode: str) -> dict:
-    """The matcher's scores plus BM25-over-OCR, each standardized over the pool, summed 1:1 (fixed a priori)."""
+def dense_only(model, f: Features, mode: str) -> dict:
+    """The matcher's towers alone: its cosines without the lexical term."""
     image, text = encode_all(model, f, mode)
-    z = lambda s: (s - s.mean()) / (s.std() + 1e-9)  # noqa: E731
-    texts = texts_of(f, mode)
-    dense = text @ image.T
-    t2i = z(dense) + z(bm25_scores(texts, f.ocr_text))
-    i2t = z(dense.T) + z(bm25_scores(f.ocr_text, texts))
-    return {"t2i": metrics_from_scores(t2i), "i2t": metrics_from_scores(i2t), "pool": len(f), "chance": chance(len(f))}
+    return both_ways(text @ image.T)
 
 
 def run_seeds(train: Features, sets: dict[str, Features], seeds: list[int], epochs: int):
     """results[row][set] = list over seeds of metrics; timings in seconds."""
-    rows = (*TEXT_MODES, "caption (c+m model)", "caption+mentions, + BM25-OCR fused")
+    rows = (*TEXT_MODES, "caption (c+m model)", DENSE_ROW)
     results: dict = {m: {s: [] for s in (TUNE, *sets)} for m in rows}
     times, chosen = [], []
     for mode in TEXT_MODES:
@@ -120,7 +112,7 @@ def run_seeds(train: Features, sets: dict[str, Features], seeds: list[int], epoc
                 results[mode][name].append(evaluate(r.model, f, mode))
                 if mode == "caption+mentions":
                     results["caption (c+m model)"][name].append(evaluate(r.model, f, "caption"))
-                    results["caption+mentions, + BM25-OCR fused"][name].append(fused_with_bm25(r.model, f, mode))
+                    results[DENSE_ROW][name].append(dense_only(r.model, f, mode))
             print(f"  {mode} seed {seed}: {sel.epochs} epochs, {times[-1]:.0f} s", flush=True)
     return results, times, chosen
 
@@ -131,7 +123,7 @@ def mean_std(runs: list[dict], d: str, k: str) -> tuple[float, float]:
 
 
 def baseline(f: Features, mode: str) -> dict:
-    return bm25_ocr_baseline(texts_of(f, mode), f.ocr_text)
+    return bm25_ocr_baseline(f.texts(mode), f.ocr_text)
 
 
 def print_results(results: dict, train: Features, sets: dict[str, Features], n_seeds: int) -> None:
@@ -240,7 +232,7 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
     (its OCR and EfficientNet not cached): p50 / p99 latency, and how often the figure itself comes first."""
     import figlink
     from figlink.learn.embedder import load_matcher
-    from figlink.learn.image_search import embed_query_image, update_figure_vectors
+    from figlink.learn.image_search import embed_query_image, figure_scores, update_figure_vectors
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -256,8 +248,8 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
         times, first = [], 0
         for rec in lines[::step][:queries]:
             t = time.perf_counter()
-            q = embed_query_image(rec["image"], matcher, FeatureCache.disabled())
-            score = vectors.image @ q + vectors.text @ q
+            q, words = embed_query_image(rec["image"], matcher, FeatureCache.disabled())
+            score = sum(figure_scores(vectors, q, words, matcher.lexical_weight))
             best = int(np.argmax(score))
             times.append(time.perf_counter() - t)
             first += vectors.keys[best][1] == rec["id"]

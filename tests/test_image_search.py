@@ -26,6 +26,7 @@ class _NoOcr:
     def __init__(self) -> None:
         self.inner = load_matcher()
         self.dim, self.manifest = self.inner.dim, {**self.inner.manifest, "test": "no-ocr"}
+        self.lexical_weight = self.inner.lexical_weight
 
     def embed(self, pairs, text_mode, cache, device="cpu", ocr=True):
         return self.inner.embed(pairs, text_mode, cache, device, ocr=False)
@@ -109,3 +110,21 @@ def test_post_an_image_to_the_api(corpus):
     assert bad.status_code == 400 and "query image: not a readable image" in bad.json()["detail"]
     assert client.post("/api/search", content=data, headers={"content-type": "text/plain"}).status_code == 400
     assert client.post("/api/search", content=b"", headers={"content-type": "image/png"}).status_code == 400
+
+
+def test_the_store_keeps_each_figures_words_for_the_lexical_term(corpus, matcher):
+    root, lines = corpus
+    vectors = image_search.update_figure_vectors(root, matcher)
+    recs = {json.loads(x)["id"]: json.loads(x) for x in lines[:6]}
+    assert len(vectors.words) == len(vectors.keys) == 6
+    for (_, fid), words in zip(vectors.keys, vectors.words):
+        assert words.startswith(recs[fid]["caption"].strip())  # caption + mentions, as the matcher's text side
+    # a query image that reads the opening words of figure 3's caption: the term is the full weight there only
+    target = json.loads(lines[3])
+    query_words = " ".join(target["caption"].split()[:8])
+    sim_image, sim_text, lexical = image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)
+    best = int(lexical.argmax())
+    assert vectors.keys[best][1] == target["id"] and lexical[best] == pytest.approx(0.2)
+    assert (lexical <= 0.2).all() and sorted(lexical)[-2] < 0.2
+    assert not image_search.figure_scores(vectors, vectors.image[0], query_words, 0.0)[2].any()
+    assert not image_search.figure_scores(vectors, vectors.image[0], "", 0.2)[2].any()

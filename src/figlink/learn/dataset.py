@@ -17,7 +17,7 @@ from figlink.learn.cache import FeatureCache
 from figlink.learn.featurize import ImageFeatures, image_features
 from figlink.learn.image_features import pooled_from_maps
 from figlink.learn.ocr_text import ocr_string
-from figlink.learn.records import BadItem, FigurePair
+from figlink.learn.records import BadItem, FigurePair, TextMode
 from figlink.learn.text_features import embed_texts, mean_of
 
 
@@ -39,6 +39,12 @@ class Features:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def texts(self, text_mode: TextMode) -> list[str]:
+        """The text side of every figure as words: the caption, or the caption and its citing texts."""
+        if text_mode == "caption":
+            return list(self.captions)
+        return [f"{c} {m}" for c, m in zip(self.captions, self.mention_text)]
 
     def subset(self, index: Sequence[int] | np.ndarray) -> "Features":
         idx = np.asarray(index, dtype=np.int64)

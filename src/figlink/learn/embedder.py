@@ -31,6 +31,7 @@ class DualEncoderMatcher:
         self.model = model.eval()
         self.dim = model.out_dim
         self.manifest = manifest or {}
+        self.lexical_weight = model.config.lexical_weight if model.config.use_ocr else 0.0
 
     def embed(self, pairs: Sequence[FigurePair], text_mode: TextMode, cache: FeatureCache,
               device: str = "cpu", ocr: bool = True) -> Embeddings:
@@ -40,7 +41,7 @@ class DualEncoderMatcher:
         feats, bad = featurize_pairs(pairs, cache, ocr=ocr and self.model.config.use_ocr,
                                      keep_maps=self.model.tail is not None, device=device)
         image, text = encode_all(self.model, feats, text_mode, device)
-        return Embeddings(feats.ids, image.astype(np.float32), text.astype(np.float32), bad)
+        return Embeddings(feats.ids, image.astype(np.float32), text.astype(np.float32), bad, feats.ocr_text)
 
 
 def save_matcher(model: DualEncoder, path: str | Path, extra: Optional[dict] = None) -> Path:

@@ -6,7 +6,7 @@ exported models) import this; :func:`figlink.learn.embedder.load_matcher` picks 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -23,10 +23,12 @@ class Embeddings:
     image: np.ndarray  # (n, d) float32, unit rows
     text: np.ndarray  # (n, d) float32, unit rows
     bad: list[BadItem]
+    ocr_text: list[str] = field(default_factory=list)  # the words read in each image (backends with OCR)
 
 
 class Matcher(Protocol):
     dim: int
+    lexical_weight: float  # weight of the lexical term in its score (learn.lexical); 0 for none
 
     def embed(self, pairs: Sequence[FigurePair], text_mode: TextMode, cache: FeatureCache,
               device: str = "cpu", ocr: bool = True) -> Embeddings: ...

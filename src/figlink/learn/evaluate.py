@@ -9,11 +9,11 @@ a scorer that cannot tell items apart gets exactly the chance values: R@K = K/n,
 
 from __future__ import annotations
 
-import re
-import sqlite3
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
+
+from figlink.learn.lexical import bm25_scores
 
 KS = (1, 5, 10, 20)
 
@@ -49,41 +49,16 @@ def chance(n: int, ks: Sequence[int] = KS) -> dict[str, float]:
     return {**{f"R@{k}": min(1.0, k / n) for k in ks}, "MRR": float(np.sum(1.0 / np.arange(1, n + 1)) / n)}
 
 
-def both_ways(text_to_image: np.ndarray) -> dict[str, dict[str, float]]:
-    """Metrics both ways from one (n texts × n images) score matrix, with the pool and chance."""
+def both_ways(text_to_image: np.ndarray, image_to_text: Optional[np.ndarray] = None) -> dict[str, Any]:
+    """Metrics both ways, with the pool and chance, from the (n texts × n images) score matrix and, when the
+    score is not symmetric (the matcher's lexical term), the (n images × n texts) one."""
     n = text_to_image.shape[0]
-    return {"t2i": metrics_from_scores(text_to_image), "i2t": metrics_from_scores(text_to_image.T),
+    back = text_to_image.T if image_to_text is None else image_to_text
+    return {"t2i": metrics_from_scores(text_to_image), "i2t": metrics_from_scores(back),
             "pool": n, "chance": chance(n)}
-
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def _fts_query(text: str) -> str:
-    words = dict.fromkeys(w.lower() for w in _WORD.findall(text) if not w.isdigit() or len(w) > 1)
-    return " OR ".join('"' + w.replace('"', '') + '"' for w in words)
-
-
-def bm25_scores(queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
-    """(len(queries) × len(docs)) BM25 scores (SQLite FTS5, Porter stemming; higher is better, 0 = no match)."""
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE d USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')")
-    db.executemany("INSERT INTO d(rowid, body) VALUES (?, ?)", [(i + 1, t) for i, t in enumerate(docs)])
-    out = np.zeros((len(queries), len(docs)), np.float64)
-    for qi, q in enumerate(queries):
-        expr = _fts_query(q)
-        if not expr:
-            continue
-        for rowid, score in db.execute("SELECT rowid, bm25(d) FROM d WHERE d MATCH ?", (expr,)):
-            out[qi, rowid - 1] = -score
-    db.close()
-    return out
 
 
 def bm25_ocr_baseline(texts: Sequence[str], ocr_texts: Sequence[str]) -> dict[str, Any]:
     """SciOL's OCR ablation: text → image ranks images by BM25 of their OCR text against the caption;
     image → text ranks captions by BM25 against the image's OCR text."""
-    t2i = bm25_scores(texts, ocr_texts)
-    i2t = bm25_scores(ocr_texts, texts)
-    n = len(texts)
-    return {"t2i": metrics_from_scores(t2i), "i2t": metrics_from_scores(i2t), "pool": n, "chance": chance(n)}
+    return both_ways(bm25_scores(texts, ocr_texts), bm25_scores(ocr_texts, texts))

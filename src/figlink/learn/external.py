@@ -57,6 +57,8 @@ def _unit(x: torch.Tensor) -> np.ndarray:
 class ExportedMatcher:
     """Two exported towers and a tokenizer (see the module docstring)."""
 
+    lexical_weight = 0.0  # an exported model scores by its vectors alone
+
     def __init__(self, folder: Path, config: dict) -> None:
         from tokenizers import Tokenizer
 
@@ -115,7 +117,7 @@ class ExportedMatcher:
                 good.append(p)
             except FiglinkError as e:
                 bad.append(BadItem(p.where(), str(e)))
-        texts = [p.caption if text_mode == "caption" else " ".join((p.caption, *p.mentions)) for p in good]
+        texts = [p.text(text_mode) for p in good]
         return Embeddings([p.id for p in good], self.encode_images(images), self.encode_texts(texts), bad)
 
 

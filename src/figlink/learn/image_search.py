@@ -2,15 +2,16 @@
 figure.
 
 The corpus's figures are embedded once by the matcher (image tower and caption + mentions tower) into
-``<corpus>/matcher/``: ``vectors.npz`` (keys, image and text vectors) and ``state.json`` (the model and the
-paper fingerprints they were made from). :func:`update_figure_vectors` embeds only papers written since
+``<corpus>/matcher/``: ``vectors.npz`` (keys, image and text vectors, the caption + mentions words) and
+``state.json`` (the model and the paper fingerprints they were made from). :func:`update_figure_vectors` embeds only papers written since
 (by :meth:`figlink.corpus.Corpus.fingerprints`) and drops removed ones; a different model re-embeds all.
 The store lives beside the search index, not in it: the index is rebuilt by :mod:`figlink.index`, this is
 the matcher's own.
 
 A query image is embedded by the image tower (with its OCR text) and each figure is scored
-``cos(query, figure image) + cos(query, figure text)``: the matcher's image → text direction plus the
-similarity of the two pictures in the same space (an exact copy of a stored figure scores 2).
+``cos(query, figure image) + cos(query, figure text) + w × lexical``: the matcher's image → text score
+(its cosine plus its lexical term, BM25 of the query's OCR text against the figures' words scaled to
+[0, 1] by the best, :mod:`figlink.learn.lexical`) plus the similarity of the two pictures in the same space.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -29,6 +30,7 @@ from figlink.index.image import ImageSignal
 from figlink.learn.cache import FeatureCache
 from figlink.learn.embedder import load_matcher
 from figlink.learn.embeddings import Matcher
+from figlink.learn.lexical import lexical_scores
 from figlink.learn.records import FigurePair, TextMode
 
 STORE = "matcher"
@@ -43,6 +45,7 @@ class FigureVectors:
     keys: list[tuple[str, str]]
     image: np.ndarray  # (n, d) float32, unit rows
     text: np.ndarray  # (n, d) float32, unit rows
+    words: list[str] = field(default_factory=list)  # caption + mentions of each figure, for the lexical term
     embedded: int = 0  # figures embedded by the last update
     failed: int = 0  # figures whose image could not be embedded
 
@@ -57,6 +60,7 @@ class ImageHit:
     figure_id: str
     image_similarity: float
     text_similarity: float
+    lexical: float = 0.0  # the matcher's lexical term, weighted
 
 
 def _model_id(matcher: Matcher) -> str:
@@ -69,7 +73,7 @@ def _read_store(folder: Path) -> tuple[dict, Optional[FigureVectors]]:
         state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
         with np.load(folder / "vectors.npz", allow_pickle=False) as z:
             keys = [tuple(k.split(KEY_SEP, 1)) for k in z["keys"].tolist()]
-            return state, FigureVectors(keys, z["image"], z["text"])  # type: ignore[arg-type]
+            return state, FigureVectors(keys, z["image"], z["text"], z["words"].tolist())  # type: ignore[arg-type]
     except (OSError, ValueError, KeyError):
         return {}, None
 
@@ -80,7 +84,8 @@ def _write_store(folder: Path, state: dict, vectors: FigureVectors) -> None:
     tmp = folder / ".vectors.npz.tmp"
     with tmp.open("wb") as f:
         np.savez(f, keys=np.array([KEY_SEP.join(k) for k in vectors.keys], dtype=str),
-                 image=vectors.image.astype(np.float32), text=vectors.text.astype(np.float32))
+                 image=vectors.image.astype(np.float32), text=vectors.text.astype(np.float32),
+                 words=np.array(vectors.words, dtype=str))
     os.replace(tmp, folder / "vectors.npz")
     tmp = folder / ".state.json.tmp"
     tmp.write_text(json.dumps(state), encoding="utf-8")
@@ -117,15 +122,18 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
     rows = [i for i, k in enumerate(old.keys) if k[0] in keep] if old is not None else []
     emb = matcher.embed(pairs, TEXT_MODE, cache, ocr=ocr) if pairs else None
     keys = [old.keys[i] for i in rows] if old is not None else []
+    words = [old.words[i] for i in rows] if old is not None else []
     image = [old.image[rows]] if old is not None else []
     text = [old.text[rows]] if old is not None else []
     if emb is not None:
         keys += [tuple(i.split(KEY_SEP, 1)) for i in emb.ids]  # type: ignore[misc]
+        text_of = {p.id: p.text(TEXT_MODE) for p in pairs}
+        words += [text_of[i] for i in emb.ids]
         image.append(emb.image)
         text.append(emb.text)
     dim = matcher.dim
     vectors = FigureVectors(keys, np.concatenate(image) if image else np.zeros((0, dim), np.float32),
-                            np.concatenate(text) if text else np.zeros((0, dim), np.float32),
+                            np.concatenate(text) if text else np.zeros((0, dim), np.float32), words,
                             embedded=len(emb.ids) if emb else 0, failed=len(emb.bad) if emb else 0)
     if todo or old is None or len(rows) != len(old.keys):
         _write_store(folder, {"model": model, "ocr": ocr, "papers": {p: prints[p] for p in prints}}, vectors)
@@ -157,12 +165,24 @@ def image_signal(corpus_dir: str | Path, matcher: Optional[Matcher] = None, cach
 
 
 def embed_query_image(image: str | Path, matcher: Matcher, cache: Optional[FeatureCache] = None,
-                      ocr: bool = True) -> np.ndarray:
-    """The image tower's unit vector of one image file; :class:`InputError` when it cannot be read."""
+                      ocr: bool = True) -> tuple[np.ndarray, str]:
+    """The image tower's unit vector of one image file and the words read in it ("" without OCR);
+    :class:`InputError` when it cannot be read."""
     emb = matcher.embed([FigurePair("query", Path(image), "")], TEXT_MODE, cache or FeatureCache.disabled(), ocr=ocr)
     if emb.bad or not emb.ids:
         raise InputError(f"query image: {emb.bad[0].reason if emb.bad else 'could not be embedded'}")
-    return emb.image[0]
+    return emb.image[0], (emb.ocr_text[0] if emb.ocr_text else "")
+
+
+def figure_scores(vectors: FigureVectors, query: np.ndarray, query_words: str,
+                  lexical_weight: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per stored figure: cosine to its image, cosine to its text, and the weighted lexical term of the
+    query's words against its words (zeros when the weight is 0 or the query has no words)."""
+    sim_image, sim_text = vectors.image @ query, vectors.text @ query
+    lexical = np.zeros(len(vectors.keys))
+    if lexical_weight and query_words.strip() and len(vectors.words) == len(vectors.keys):
+        lexical = lexical_weight * lexical_scores([query_words], vectors.words)[0]
+    return sim_image, sim_text, lexical
 
 
 def search_by_image(corpus_dir: str | Path, image: str | Path, k: int = 10, matcher: Optional[Matcher] = None,
@@ -170,14 +190,14 @@ def search_by_image(corpus_dir: str | Path, image: str | Path, k: int = 10, matc
     """The ``k`` figures of a corpus nearest to an image (embedding new figures of the corpus first)."""
     matcher = matcher or load_matcher()
     vectors = update_figure_vectors(corpus_dir, matcher, cache, ocr=ocr)
-    query = embed_query_image(image, matcher, cache, ocr=ocr)
+    query, words = embed_query_image(image, matcher, cache, ocr=ocr)
     if not vectors.keys:
         return []
-    sim_image, sim_text = vectors.image @ query, vectors.text @ query
-    score = sim_image + sim_text
+    sim_image, sim_text, lexical = figure_scores(vectors, query, words, matcher.lexical_weight)
+    score = sim_image + sim_text + lexical
     top = np.argsort(-score, kind="stable")[:k]
     return [ImageHit(r + 1, float(score[i]), vectors.keys[i][0], vectors.keys[i][1], float(sim_image[i]),
-                     float(sim_text[i])) for r, i in enumerate(top)]
+                     float(sim_text[i]), float(lexical[i])) for r, i in enumerate(top)]
 
 
 def hit_records(corpus_dir: str | Path, hits: list[ImageHit]) -> list[dict]:
@@ -197,5 +217,6 @@ def hit_records(corpus_dir: str | Path, hits: list[ImageHit]) -> list[dict]:
                     "figure_id": h.figure_id, "panel": None, "label": fig.label, "caption": fig.caption,
                     "image": fig.image, "title": paper.title, "year": paper.year,
                     "figure_type": fig.figure_type.label if fig.figure_type else None,
-                    "signals": {"image": round(h.image_similarity, 6), "text": round(h.text_similarity, 6)}})
+                    "signals": {"image": round(h.image_similarity, 6), "text": round(h.text_similarity, 6),
+                                "lexical": round(h.lexical, 6)}})
     return out

