@@ -234,13 +234,13 @@ def _by_glyph(rgb: np.ndarray, gray: np.ndarray, bg: float, found: Sequence[Labe
 
 def _in_words(b: Box, items: Sequence[OcrText]) -> bool:
     """Is most of ``b`` inside an OCR item longer than one label glyph (a word, upright or rotated)?"""
-    for it in items:
-        if len(it.text.strip().strip("().")) > 1:
-            x0, y0, x1, y1 = it.bbox
-            inter = max(0, min(b[2], x1) - max(b[0], x0)) * max(0, min(b[3], y1) - max(b[1], y0))
-            if inter >= 0.5 * max(1, (b[2] - b[0]) * (b[3] - b[1])):
-                return True
-    return False
+    return any(len(it.text.strip().strip("().")) > 1 and _mostly_inside(b, it.bbox) for it in items)
+
+
+def _mostly_inside(b: Box, other: "model.Box") -> bool:
+    """Does at least half of ``b`` lie inside ``other``?"""
+    inter = max(0, min(b[2], other[2]) - max(b[0], other[0])) * max(0, min(b[3], other[3]) - max(b[1], other[1]))
+    return inter >= 0.5 * max(1, (b[2] - b[0]) * (b[3] - b[1]))
 
 
 def _lone_word(rgb: np.ndarray, lab: np.ndarray, w: Box) -> np.ndarray:
@@ -385,18 +385,16 @@ def _corner_distance(b: Box, regions: Sequence[Box]) -> tuple[float, str]:
     return best
 
 
-def _inside_running_text(b: Box, items: Sequence[OcrText], first_glyph: bool = False) -> bool:
-    """Is the glyph group part of a longer OCR text line (and not its leading label, as in "a Zone axis";
-    ``first_glyph``: nor the line's first glyph, whatever the OCR read there, as in "hEco-HAB")?"""
+def _inside_running_text(b: Box, items: Sequence[OcrText]) -> bool:
+    """Is the glyph group part of a longer OCR text line (and not its leading label, as in "a Zone axis")?"""
     for it in items:
         x0, y0, x1, y1 = it.bbox
         text = it.text.strip()
         if len(text) <= 3 or (y1 - y0) > 2 * max(1, b[3] - b[1]) or (y1 - y0) > 1.5 * (x1 - x0):
             continue  # short, much taller than the glyph, or vertical (an axis title beside a label)
-        inter = max(0, min(b[2], x1) - max(b[0], x0)) * max(0, min(b[3], y1) - max(b[1], y0))
-        if inter < 0.5 * max(1, (b[2] - b[0]) * (b[3] - b[1])):
+        if not _mostly_inside(b, it.bbox):
             continue
-        leading = b[0] - x0 < 0.5 * (b[3] - b[1]) and (first_glyph or panel_letter(text.split(" ")[0]) is not None)
+        leading = b[0] - x0 < 0.5 * (b[3] - b[1]) and (panel_letter(text.split(" ")[0]) is not None)
         if not leading:
             return True
     return False
