@@ -136,3 +136,21 @@ def test_centred_labels_lay_out_their_panels():
                   {"a": "Margaret Floy Washburn was the first woman to earn a doctorate degree in psychology.",
                    "b": "The outcome of Brown v. Board of Education was influenced by the research of Prosser."},
                   {"a": (11, 0, 162, 238), "b": (195, 0, 384, 239)}, 0.7)
+
+
+def test_label_printed_inside_a_plot_area_is_found_by_its_look():
+    # eLife 01222 Figure 2 (benchmarks/gold image, downscaled to 900 px): "C" is printed inside its bar
+    # chart's axes, away from any panel corner, and the "c" of the rotated axis title "% cells with foci"
+    # of panel E sits at a corner. The small rotated "c" is dropped (half the size of the other labels) and
+    # the bold C is found as the one lone glyph of the labels' size that reads as C. Its place, checked by
+    # eye on the image: (232, 553) px of the 1901 px original.
+    caption = ("GamGFP foci at DSBs in living E. coli. (A) Strategy. (B) Representative data (arrows indicate foci). "
+               "(C) Quantification from multiple experiments. (D) Strategy: a site-specific ssDNA nick. "
+               "(E) TraI-dependent GamGFP foci. (F) GamGFP foci are correlated with dose of γ-radiation.")
+    from figlink.text.subcaptions import split_caption
+
+    fv = analyze_figure(SAMPLES / "elife-01222_fig2.jpg", split_caption(caption), classify=False)
+    assert sorted(p.label or "" for p in fv.panels) == list("abcdef")
+    c = next(p for p in fv.panels if p.label == "c")
+    x, y = 0.45 * 232, 0.45 * 553
+    assert c.bbox[0] <= x <= c.bbox[2] and c.bbox[1] <= y <= c.bbox[3], c.bbox

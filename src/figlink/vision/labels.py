@@ -21,8 +21,9 @@ from figlink.vision.ocr import panel_letter, recognize
 from figlink.vision.segment import Box, box_gap, reading_order
 
 
-# Glyphs the recognizer returns for a lone lower-case l (kept only if 'l' fits the label sequence).
-_CONFUSABLE = {"1": "l", "|": "l", "!": "l"}
+# What the recognizer returns for one vertical stroke: an upper-case I or a lower-case l (which of them,
+# the caption's letters and the case of the other labels decide).
+_STROKE = {"1", "|", "!"}
 _SAME_SHAPE = set("cosuvwxz")
 
 
@@ -36,6 +37,7 @@ class Label:
     upper: bool = False  # as printed (for case consistency)
     corner: float = 0.0  # distance to the nearest region anchor, in region diagonals
     anchor: str = "top-left"  # which anchor of its region the label sits at (its layout style)
+    stroke: bool = False  # read as one vertical stroke ("1", "|"): I or l, as the other labels' case says
 
 
 # Where panel labels are printed relative to their panel: a left corner (journals) or centred under or
@@ -97,10 +99,8 @@ def glyph_words(gray: np.ndarray, bg: float) -> list[Box]:
     """Short glyph groups of letter size anywhere in the image (dark on light, or light on a photo)."""
     H, W = gray.shape
     max_h = max(14, int(0.09 * min(H, W)))
-    local = ndimage.uniform_filter(gray, size=41)  # wide enough that a light glyph barely lifts it
-    masks = [gray < min(bg, 255) - 90, (gray > 180) & (gray - local > 60)]
     found: list[Box] = []
-    for mask in masks:
+    for mask in ink_masks(gray, bg):
         glyphs = []
         for b in _components(mask):
             w, h = b[2] - b[0], b[3] - b[1]
@@ -113,6 +113,12 @@ def glyph_words(gray: np.ndarray, bg: float) -> list[Box]:
             if w <= 2.6 * h:
                 found.append(wd)
     return found
+
+
+def ink_masks(gray: np.ndarray, bg: float) -> tuple[np.ndarray, np.ndarray]:
+    """Where glyphs may be: dark ink on a light background, and light ink on a darker photo."""
+    local = ndimage.uniform_filter(gray, size=41)  # wide enough that a light glyph barely lifts it
+    return gray < min(bg, 255) - 90, (gray > 180) & (gray - local > 60)
 
 
 def _near_corner(word: Box, regions: Sequence[Box], h: int) -> bool:
@@ -151,6 +157,10 @@ def read_labels(rgb: np.ndarray, gray: np.ndarray, regions: Sequence[Box], bg: f
     labels = _read(rgb, [b for b in words if near(b)], [(it, b) for it, b in ocr_boxes if near(b)],
                    regions, min_score)
     found = _consistent(labels, allowed)
+    if len(found) >= 3:  # labels are printed alike: a letter far off the others' size is plot text
+        ref = _median_height(found)
+        labels = [l for l in labels if _about(l.box[3] - l.box[1], ref, SAME_SIZE)]
+        found = _consistent(labels, allowed)
     if allowed and len(found) < len(allowed):
         # letters the full OCR read that line up with another such letter are labels wherever they are
         # (panels that touch leave no region corner to search near)
@@ -168,9 +178,86 @@ def read_labels(rgb: np.ndarray, gray: np.ndarray, regions: Sequence[Box], bg: f
         found = _consistent(labels, allowed)
     if allowed and 2 <= len(found) < len(allowed):
         found = _consistent(labels + _by_sequence(found, ocr_boxes, allowed, regions), allowed)
+    if allowed and 2 <= len(found) < len(allowed):
+        found = sorted(found + _by_glyph(rgb, gray, bg, found, allowed, ocr_items, regions), key=lambda l: l.letter)
     if allowed and len(found) < len(allowed):
         found = _by_parentheses(ocr_items, allowed, regions) or found
     return found
+
+
+GLYPH_SIZE = (0.5, 1.25)  # a lone glyph's height over the labels' (their boxes may be OCR-padded)
+
+
+def _median_height(labels: Sequence[Label]) -> float:
+    return float(np.median([l.box[3] - l.box[1] for l in labels]))
+
+
+def _about(h: float, ref: float, ratio: tuple[float, float]) -> bool:
+    return ratio[0] * ref <= h <= ratio[1] * ref
+
+
+def _by_glyph(rgb: np.ndarray, gray: np.ndarray, bg: float, found: Sequence[Label], allowed: set[str],
+              items: Sequence[OcrText], regions: Sequence[Box]) -> list[Label]:
+    """Labels no corner, row or column search reached (inside a plot area, away from the others): a
+    short glyph group anywhere, its glyphs of the labels' size and not inside a word the OCR read, read on its
+    own (the ink around it blanked) as a missing caption letter in the labels' case; a vertical stroke
+    is I in upper-case labels, l in lower-case ones. Taken only when one group alone reads as that
+    letter, or one alone of those lines up with the labels read."""
+    missing = allowed - {l.letter for l in found}
+    ref = _median_height(found)
+    upper = _upper_case(found)
+    boxes, crops = [], []
+    for mask in ink_masks(gray, bg):
+        lab, _ = ndimage.label(mask, structure=np.ones((3, 3), bool))
+        glyphs = [(sl[1].start, sl[0].start, sl[1].stop, sl[0].stop) for sl in ndimage.find_objects(lab) if sl]
+        glyphs = [b for b in glyphs if _about(b[3] - b[1], ref, GLYPH_SIZE) and b[2] - b[0] <= 1.6 * (b[3] - b[1])]
+        for w in _words(glyphs):
+            if w[2] - w[0] > 2.6 * (w[3] - w[1]) or any(box_gap(w, l.box) == 0 for l in found) or _in_words(w, items):
+                continue
+            boxes.append(w)
+            crops.append(_lone_word(rgb, lab, w))
+    hits: dict[str, list[Label]] = {}
+    for b, (text, score) in zip(boxes, recognize(crops)):
+        core = text.strip("().")
+        stroke = core in _STROKE | {"I", "l"}
+        letter = ("i" if upper else "l") if stroke else panel_letter(text)
+        if letter in missing and score >= 0.8 and (stroke or letter in _SAME_SHAPE or core.isupper() == upper):
+            hits.setdefault(letter, []).append(Label(letter, b, 0.5 * score, upper, *_corner_distance(b, regions)))
+    out = []
+    for letter, cands in hits.items():
+        if len(cands) > 1:
+            cands = [c for c in cands if any(_lined_up(c, l) for l in found)]
+        if len(cands) == 1:
+            out.append(cands[0])
+    return out
+
+
+def _in_words(b: Box, items: Sequence[OcrText]) -> bool:
+    """Is most of ``b`` inside an OCR item longer than one label glyph (a word, upright or rotated)?"""
+    return any(len(it.text.strip().strip("().")) > 1 and _mostly_inside(b, it.bbox) for it in items)
+
+
+def _mostly_inside(b: Box, other: "model.Box") -> bool:
+    """Does at least half of ``b`` lie inside ``other``?"""
+    inter = max(0, min(b[2], other[2]) - max(b[0], other[0])) * max(0, min(b[3], other[3]) - max(b[1], other[1]))
+    return inter >= 0.5 * max(1, (b[2] - b[0]) * (b[3] - b[1]))
+
+
+def _lone_word(rgb: np.ndarray, lab: np.ndarray, w: Box) -> np.ndarray:
+    """A crop around the glyph group ``w`` with every ink not wholly inside ``w`` (components of the
+    label image ``lab``) blanked to the crop's background colour."""
+    pad = max(3, int(0.5 * (w[3] - w[1])))
+    H, W = lab.shape
+    y0, y1, x0, x1 = max(0, w[1] - pad), min(H, w[3] + pad), max(0, w[0] - pad), min(W, w[2] + pad)
+    crop = rgb[y0:y1, x0:x1].copy()
+    comp = lab[y0:y1, x0:x1]
+    inner = np.unique(lab[w[1]:w[3], w[0]:w[2]])
+    outer = np.unique(np.concatenate([comp[:w[1] - y0].ravel(), comp[w[3] - y0:].ravel(),
+                                      comp[:, :w[0] - x0].ravel(), comp[:, w[2] - x0:].ravel()]))
+    own = ndimage.binary_dilation(np.isin(comp, np.setdiff1d(inner[inner > 0], outer)), iterations=2)
+    blank = (comp == 0) & ~own
+    crop[~own] = np.median(crop[blank], axis=0) if blank.any() else 255
+    return crop
 
 
 def _by_parentheses(items: Sequence[OcrText], allowed: set[str], regions: Sequence[Box]) -> list[Label]:
@@ -262,10 +349,11 @@ def _read(rgb: np.ndarray, boxes: Sequence[Box], ocr_hits: Sequence[tuple[OcrTex
     """Panel letters among glyph groups (read by the recognizer) and full-OCR hits."""
     labels: list[Label] = []
     for b, (text, score) in zip(boxes, recognize([_crop(rgb, b) for b in boxes])):
-        letter = panel_letter(text) or _CONFUSABLE.get(text.strip("()."))
-        if letter and score >= min_score:
-            labels.append(Label(letter, b, score if panel_letter(text) else 0.8 * score, text.strip("().").isupper(),
-                                *_corner_distance(b, regions)))
+        core, letter = text.strip("()."), panel_letter(text)
+        reads = [(letter, score, core.isupper())] if letter else \
+            [("l", 0.8 * score, False), ("i", 0.8 * score, True)] if core in _STROKE else []
+        labels += [Label(c, b, s, up, *_corner_distance(b, regions), stroke=not letter)
+                   for c, s, up in reads if score >= min_score]
     for it, b in ocr_hits:
         letter = panel_letter(it.text)
         if letter and (it.score or 1.0) >= min_score:
@@ -304,8 +392,7 @@ def _inside_running_text(b: Box, items: Sequence[OcrText]) -> bool:
         text = it.text.strip()
         if len(text) <= 3 or (y1 - y0) > 2 * max(1, b[3] - b[1]) or (y1 - y0) > 1.5 * (x1 - x0):
             continue  # short, much taller than the glyph, or vertical (an axis title beside a label)
-        inter = max(0, min(b[2], x1) - max(b[0], x0)) * max(0, min(b[3], y1) - max(b[1], y0))
-        if inter < 0.5 * max(1, (b[2] - b[0]) * (b[3] - b[1])):
+        if not _mostly_inside(b, it.bbox):
             continue
         leading = b[0] - x0 < 0.5 * (b[3] - b[1]) and (panel_letter(text.split(" ")[0]) is not None)
         if not leading:
@@ -357,19 +444,27 @@ def _one_per_letter(labels: list[Label]) -> list[Label]:
     return list(best.values())
 
 
+def _upper_case(labels: Sequence[Label]) -> bool:
+    """Are the labels upper case? The case more distinct letters are printed in (stray lower-case letters
+    repeat in plot text); c/C, o/O … say nothing about case."""
+    shaped = [l for l in labels if l.letter not in _SAME_SHAPE]
+    return len({l.letter for l in shaped if l.upper}) > len({l.letter for l in shaped if not l.upper})
+
+
 def _consistent(labels: list[Label], allowed: Optional[set[str]]) -> list[Label]:
     """Drop duplicates (same place), letters not in the caption, and repeated letters (keep the best)."""
     if allowed:
         labels = [l for l in labels if l.letter in allowed]
+    if any(l.stroke for l in labels) and any(not l.stroke for l in labels):
+        upper = _upper_case([l for l in labels if not l.stroke])
+        labels = [l for l in labels if not l.stroke or l.upper == upper]
     kept: list[Label] = []
     for l in sorted(labels, key=lambda l: -l.score):
         if any(box_gap(l.box, k.box) == 0 for k in kept):
             continue
         kept.append(l)
     if kept:
-        shaped = [l for l in kept if l.letter not in _SAME_SHAPE]  # c/C, o/O … say nothing about case
-        # the case more distinct letters are printed in (stray lower-case letters repeat in plot text)
-        upper = len({l.letter for l in shaped if l.upper}) > len({l.letter for l in shaped if not l.upper})
+        upper = _upper_case(kept)
         kept = [l for l in kept if l.upper == upper or l.letter in _SAME_SHAPE
                 or l.letter not in {k.letter for k in kept if k.upper == upper}]
     out = _one_per_letter(kept)
