@@ -117,3 +117,15 @@ def test_cli_index_image(corpus):
     assert "+ image (6 figures)" in result.output
     result = CliRunner().invoke(app, ["index", "--corpus", str(corpus / "nope"), "--image"])
     assert result.exit_code != 0 and len(result.output.strip().splitlines()) == 1
+
+
+def test_cli_index_image_names_each_figure_it_leaves_out(corpus):
+    from figlink.cli.application import app
+
+    broken = sorted((corpus / "images").rglob("*.*"))[0]
+    broken.write_bytes(b"not an image")
+    result = CliRunner().invoke(app, ["index", "--corpus", str(corpus), "--image"])
+    failed = [line for line in result.output.splitlines() if line.startswith("failed:")]
+    assert result.exit_code == 1, result.output
+    assert len(failed) == 1 and broken.parent.name in failed[0] and "image signal" in failed[0], result.output
+    assert "+ image (5 figures)" in result.output

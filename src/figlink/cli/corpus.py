@@ -104,7 +104,13 @@ def index(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
         r = build_index(corpus, full=full, image=signal)
     except (FileNotFoundError, ValueError) as e:
         fail(str(e))
+    left_out = list(signal.problems) if signal is not None else []
+    print_failures([(item, "image signal", reason) for item, _, reason in (p.partition(": ") for p in left_out)])
     print_index(r)
+    if left_out:
+        n = len(left_out)
+        err.print(f"{n} figure{'s' if n != 1 else ''} with an image left out of the image signal", highlight=False)
+        raise typer.Exit(1)
 
 
 def _image_signal(corpus: Path, matcher: Optional[Path]):

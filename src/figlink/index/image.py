@@ -40,6 +40,7 @@ class ImageSignal:
     vectors: np.ndarray  # (n, d)
     weight: np.ndarray  # (d, d_text)
     bias: np.ndarray  # (d,)
+    problems: Sequence[str] = ()  # figures with an image left out, one line each, for the caller to report
 
     def __post_init__(self) -> None:
         if len(self.keys) != len(self.vectors):

@@ -47,7 +47,12 @@ class FigureVectors:
     text: np.ndarray  # (n, d) float32, unit rows
     words: list[str] = field(default_factory=list)  # caption + mentions of each figure, for the lexical term
     embedded: int = 0  # figures embedded by the last update
-    failed: int = 0  # figures whose image could not be embedded
+    problems: list[str] = field(default_factory=list)  # figures the last update left out, one line each
+
+    @property
+    def failed(self) -> int:
+        """How many figures with an image the last update could not embed."""
+        return len(self.problems)
 
 
 @dataclass
@@ -109,12 +114,14 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
         prints = corpus.fingerprints()
         todo = sorted(pid for pid, fp in prints.items() if done.get(pid) != fp)
         pairs: list[FigurePair] = []
+        problems: list[str] = []
         for paper in corpus.papers_with_ids(todo):
             for fig in paper.figures:
                 if fig.image:
                     try:
                         file = corpus.image_file(fig.image)
-                    except InputError:
+                    except InputError as exc:
+                        problems.append(f"{paper.paper_id}{KEY_SEP}{fig.figure_id}: {exc}")
                         continue
                     pairs.append(FigurePair(f"{paper.paper_id}{KEY_SEP}{fig.figure_id}", file, fig.caption.strip(),
                                             tuple(r.text for r in fig.inline_refs if r.text.strip())))
@@ -134,7 +141,8 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
     dim = matcher.dim
     vectors = FigureVectors(keys, np.concatenate(image) if image else np.zeros((0, dim), np.float32),
                             np.concatenate(text) if text else np.zeros((0, dim), np.float32), words,
-                            embedded=len(emb.ids) if emb else 0, failed=len(emb.bad) if emb else 0)
+                            embedded=len(emb.ids) if emb else 0,
+                            problems=problems + ([b.line() for b in emb.bad] if emb else []))
     if todo or old is None or len(rows) != len(old.keys):
         _write_store(folder, {"model": model, "ocr": ocr, "papers": {p: prints[p] for p in prints}}, vectors)
     return vectors
@@ -161,7 +169,8 @@ def image_signal(corpus_dir: str | Path, matcher: Optional[Matcher] = None, cach
     matcher = matcher or load_matcher()
     weight, bias, text_encoder = query_map(matcher)
     vectors = update_figure_vectors(corpus_dir, matcher, cache, ocr=ocr)
-    return ImageSignal(_model_id(matcher), text_encoder, vectors.keys, vectors.image, weight, bias)
+    return ImageSignal(_model_id(matcher), text_encoder, vectors.keys, vectors.image, weight, bias,
+                       problems=tuple(vectors.problems))
 
 
 def embed_query_image(image: str | Path, matcher: Matcher, cache: Optional[FeatureCache] = None,
