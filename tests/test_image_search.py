@@ -4,6 +4,7 @@ pairs; the shipped matcher runs without OCR here (fast), so pictures are compare
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -128,3 +129,16 @@ def test_the_store_keeps_each_figures_words_for_the_lexical_term(corpus, matcher
     assert (lexical <= 0.2).all() and sorted(lexical)[-2] < 0.2
     assert not image_search.figure_scores(vectors, vectors.image[0], query_words, 0.0)[2].any()
     assert not image_search.figure_scores(vectors, vectors.image[0], "", 0.2)[2].any()
+
+
+def test_the_words_index_on_disk_scores_as_indexing_them_per_query(corpus, matcher):
+    root, lines = corpus
+    first = image_search.update_figure_vectors(root, matcher)
+    again = image_search.update_figure_vectors(root, matcher)  # nothing new: the stored index is read
+    assert first.lexicon is not None and again.lexicon == first.lexicon and again.embedded == 0
+    in_memory = dataclasses.replace(again, lexicon=None)
+    for line in lines[:6]:
+        query_words = " ".join(json.loads(line)["caption"].split()[:8])
+        on_disk = image_search.figure_scores(again, again.image[0], query_words, 0.2)[2]
+        assert on_disk.max() == pytest.approx(0.2)
+        assert on_disk == pytest.approx(image_search.figure_scores(in_memory, again.image[0], query_words, 0.2)[2])

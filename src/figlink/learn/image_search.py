@@ -30,10 +30,11 @@ from figlink.index.image import ImageSignal
 from figlink.learn.cache import FeatureCache
 from figlink.learn.embedder import load_matcher
 from figlink.learn.embeddings import Matcher
-from figlink.learn.lexical import lexical_scores
+from figlink.learn.lexical import lexical_scores, lexicon_scores, write_lexicon
 from figlink.learn.records import FigurePair, TextMode
 
 STORE = "matcher"
+LEXICON = "words.sqlite"
 TEXT_MODE: TextMode = "caption+mentions"
 KEY_SEP = "\t"  # between paper id and figure id in a stored key
 
@@ -46,6 +47,7 @@ class FigureVectors:
     image: np.ndarray  # (n, d) float32, unit rows
     text: np.ndarray  # (n, d) float32, unit rows
     words: list[str] = field(default_factory=list)  # caption + mentions of each figure, for the lexical term
+    lexicon: Optional[Path] = None  # those words indexed (learn.lexical.write_lexicon), row i = figure i
     embedded: int = 0  # figures embedded by the last update
     problems: list[str] = field(default_factory=list)  # figures the last update left out, one line each
 
@@ -78,14 +80,21 @@ def _read_store(folder: Path) -> tuple[dict, Optional[FigureVectors]]:
         state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
         with np.load(folder / "vectors.npz", allow_pickle=False) as z:
             keys = [tuple(k.split(KEY_SEP, 1)) for k in z["keys"].tolist()]
-            return state, FigureVectors(keys, z["image"], z["text"], z["words"].tolist())  # type: ignore[arg-type]
+            vectors = FigureVectors(keys, z["image"], z["text"], z["words"].tolist())  # type: ignore[arg-type]
+        if (folder / LEXICON).is_file() and state.get("lexicon") == len(keys):
+            vectors.lexicon = folder / LEXICON
+        return state, vectors
     except (OSError, ValueError, KeyError):
         return {}, None
 
 
 def _write_store(folder: Path, state: dict, vectors: FigureVectors) -> None:
-    """Both files written to temporary names and renamed, vectors first (a stale state re-embeds)."""
+    """Each file written to a temporary name and renamed, vectors and words first, the state last (a stale
+    state re-embeds; the state names how many rows the words' index holds, so a stale one is not read)."""
     folder.mkdir(parents=True, exist_ok=True)
+    write_lexicon(folder / LEXICON, vectors.words)
+    vectors.lexicon = folder / LEXICON
+    state = {**state, "lexicon": len(vectors.words)}
     tmp = folder / ".vectors.npz.tmp"
     with tmp.open("wb") as f:
         np.savez(f, keys=np.array([KEY_SEP.join(k) for k in vectors.keys], dtype=str),
@@ -143,8 +152,10 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
                             np.concatenate(text) if text else np.zeros((0, dim), np.float32), words,
                             embedded=len(emb.ids) if emb else 0,
                             problems=problems + ([b.line() for b in emb.bad] if emb else []))
-    if todo or old is None or len(rows) != len(old.keys):
+    if todo or old is None or len(rows) != len(old.keys) or old.lexicon is None:
         _write_store(folder, {"model": model, "ocr": ocr, "papers": {p: prints[p] for p in prints}}, vectors)
+    else:
+        vectors.lexicon = old.lexicon
     return vectors
 
 
@@ -190,7 +201,10 @@ def figure_scores(vectors: FigureVectors, query: np.ndarray, query_words: str,
     sim_image, sim_text = vectors.image @ query, vectors.text @ query
     lexical = np.zeros(len(vectors.keys))
     if lexical_weight and query_words.strip() and len(vectors.words) == len(vectors.keys):
-        lexical = lexical_weight * lexical_scores([query_words], vectors.words)[0]
+        if vectors.lexicon is not None:
+            lexical = lexical_weight * lexicon_scores(vectors.lexicon, query_words, len(vectors.keys))
+        else:
+            lexical = lexical_weight * lexical_scores([query_words], vectors.words)[0]
     return sim_image, sim_text, lexical
 
 

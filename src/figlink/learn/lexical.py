@@ -13,8 +13,10 @@ writes only the dense vectors.
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -27,20 +29,59 @@ def _fts_query(text: str) -> str:
     return " OR ".join('"' + w.replace('"', '') + '"' for w in words)
 
 
-def bm25_scores(queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
-    """(len(queries) × len(docs)) BM25 scores (SQLite FTS5, Porter stemming; higher is better, 0 = no match)."""
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE d USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')")
+_FTS_TABLE = "CREATE VIRTUAL TABLE d USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')"
+
+
+def _fill(db: sqlite3.Connection, docs: Sequence[str]) -> None:
+    db.execute(_FTS_TABLE)
     db.executemany("INSERT INTO d(rowid, body) VALUES (?, ?)", [(i + 1, t) for i, t in enumerate(docs)])
-    out = np.zeros((len(queries), len(docs)), np.float64)
+
+
+def _score_rows(db: sqlite3.Connection, queries: Sequence[str], n_docs: int) -> np.ndarray:
+    out = np.zeros((len(queries), n_docs), np.float64)
     for qi, q in enumerate(queries):
         expr = _fts_query(q)
         if not expr:
             continue
         for rowid, score in db.execute("SELECT rowid, bm25(d) FROM d WHERE d MATCH ?", (expr,)):
-            out[qi, rowid - 1] = -score
-    db.close()
+            if 0 < rowid <= n_docs:
+                out[qi, rowid - 1] = -score
     return out
+
+
+def bm25_scores(queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
+    """(len(queries) × len(docs)) BM25 scores (SQLite FTS5, Porter stemming; higher is better, 0 = no match)."""
+    db = sqlite3.connect(":memory:")
+    try:
+        _fill(db, docs)
+        return _score_rows(db, queries, len(docs))
+    finally:
+        db.close()
+
+
+def write_lexicon(path: Path, docs: Sequence[str]) -> None:
+    """Index ``docs`` (row ``i`` is document ``i``) in an FTS5 file at ``path``, written under a temporary
+    name and renamed, so that a search reads postings instead of indexing every document per query."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    db = sqlite3.connect(tmp)
+    try:
+        with db:
+            _fill(db, docs)
+            db.execute("INSERT INTO d(d) VALUES ('optimize')")
+    finally:
+        db.close()
+    os.replace(tmp, path)
+
+
+def lexicon_scores(path: Path, query: str, n_docs: int) -> np.ndarray:
+    """One query's lexical term against a :func:`write_lexicon` file of ``n_docs`` documents, scaled to
+    [0, 1] by its best: the same numbers as :func:`lexical_scores` over those documents."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return per_query_scaled(_score_rows(db, [query], n_docs))[0]
+    finally:
+        db.close()
 
 
 def per_query_scaled(scores: np.ndarray) -> np.ndarray:
