@@ -33,6 +33,11 @@ COMMON_MIN_DF = 1000  # … once it is in more than this many
 OVERSAMPLE = 2.0  # with a filter: matches checked first, per document wanted and per share passing …
 MAX_OVERSAMPLED = 50_000  # … at most this many before every match is
 POSTING_BUDGET = 8_000  # documents scored per query, about (rarest words first; at least MIN_TERMS words)
+# A word in more than four budgets of documents is scored alone (select_terms), and then its whole posting
+# list is scored; each build stores such a word's best IMPACT_DEPTH documents in BM25 order (write_impacts),
+# so a query left with that one word reads them instead (write_impacts: why they are exact).
+IMPACT_MIN_DF = 4 * POSTING_BUDGET
+IMPACT_DEPTH = 4096
 _WORD = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset("""
 a about above after again against all also am an and any are as at be because been before being below
@@ -136,6 +141,53 @@ def write_df(db: sqlite3.Connection) -> None:
         db.execute(f"DROP TABLE temp.v_{lv}")
 
 
+def write_impacts(db: sqlite3.Connection, min_df: int = IMPACT_MIN_DF, depth: int = IMPACT_DEPTH) -> None:
+    """Store, per level, the best ``depth`` documents (ids and BM25 scores, best first) of each word found in
+    more than ``min_df`` documents (after :func:`write_df`).
+
+    They are what scoring every document holding the word returns first: the same SQL, on this version's
+    own statistics (a version never changes), ties in document order as SQLite's sort leaves them.
+    """
+    for lv in LEVELS:
+        db.execute(f"DROP TABLE IF EXISTS impact_{lv}")
+        db.execute(f"CREATE TABLE impact_{lv} (term TEXT PRIMARY KEY, docs BLOB NOT NULL, scores BLOB NOT NULL) "
+                   "WITHOUT ROWID")
+        terms = [t for (t,) in db.execute(f"SELECT term FROM df_{lv} WHERE n > ?", (max(min_df, depth),))]
+        stems = _stemmer.stems(terms)
+        sql = _bm25_sql(lv)
+        for t in terms:
+            if stems.get(t) != t:
+                continue  # the stored stem stems to another word: a query of it would match other documents
+            rows = db.execute(sql, (match_expr([t]), depth)).fetchall()
+            db.execute(f"INSERT INTO impact_{lv} VALUES (?,?,?)",
+                       (t, np.array([r for r, _ in rows], np.int64).tobytes(),
+                        np.array([sc for _, sc in rows], np.float64).tobytes()))
+
+
+def _stored_top(db: sqlite3.Connection, level: str, stem: str, n: int, allowed: Optional[Selection]
+                ) -> Optional[list[tuple[int, float]]]:
+    """The best ``n`` (allowed) documents of a one-word query from the word's stored list, or None when it
+    has none or holds fewer than ``n`` allowed documents (then every match must be scored)."""
+    try:
+        row = db.execute(f"SELECT docs, scores FROM impact_{level} WHERE term=?", (stem,)).fetchone()
+    except sqlite3.OperationalError:  # an index built before impact lists
+        return None
+    if row is None:
+        return None
+    docs, scores = np.frombuffer(row[0], np.int64), np.frombuffer(row[1], np.float64)
+    keep = np.arange(len(docs)) if allowed is None else np.flatnonzero(allowed.allows(docs))
+    if len(keep) < n:
+        return None
+    return [(int(docs[i]), float(scores[i])) for i in keep[:n]]
+
+
+def _bm25_sql(level: str) -> str:
+    """Matches of a MATCH expression in BM25 order (best first), with their scores (higher: better)."""
+    weights = ", ".join(str(w) for w in WEIGHTS[level])
+    return (f"SELECT rowid, -bm25(fts_{level}, {weights}) FROM fts_{level} WHERE fts_{level} MATCH ? "
+            f"ORDER BY bm25(fts_{level}, {weights}) LIMIT ?")
+
+
 def merge_segments(db: sqlite3.Connection, rewrite: bool) -> None:
     """Rewrite each level's FTS index as one segment (``rewrite``), or leave it to automatic merging."""
     if rewrite:
@@ -151,6 +203,11 @@ def select_terms(db: sqlite3.Connection, level: str, words: list[str], n_docs: i
     their postings fit POSTING_BUDGET; at least MIN_TERMS words are kept unless they alone would
     exceed four budgets (at least one word always is).
     """
+    return [w for w, _ in _select(db, level, words, n_docs)]
+
+
+def _select(db: sqlite3.Connection, level: str, words: list[str], n_docs: int) -> list[tuple[str, str]]:
+    """:func:`select_terms` with each word's stem ("" when the index has no document frequencies)."""
     stems = _stemmer.stems(words)
     uniq = sorted(set(stems.values()))
     if not uniq:
@@ -158,10 +215,10 @@ def select_terms(db: sqlite3.Connection, level: str, words: list[str], n_docs: i
     try:
         df = dict(db.execute(f"SELECT term, n FROM df_{level} WHERE term IN ({','.join('?' * len(uniq))})", uniq))
     except sqlite3.OperationalError:  # an index without document frequencies: score every word
-        return words
+        return [(w, "") for w in words]
     known = sorted((w for w in words if df.get(stems.get(w, ""), 0) > 0), key=lambda w: df[stems[w]])
     cap = max(COMMON_MIN_DF, COMMON_FRACTION * n_docs)
-    keep: list[str] = []
+    keep: list[tuple[str, str]] = []
     postings = 0
     for w in known:
         postings += df[stems[w]]
@@ -169,7 +226,7 @@ def select_terms(db: sqlite3.Connection, level: str, words: list[str], n_docs: i
             break  # only very common words left: the rarest one(s) must do
         if len(keep) >= MIN_TERMS and (df[stems[w]] > cap or postings > POSTING_BUDGET or len(keep) >= MAX_SCORED_TERMS):
             break
-        keep.append(w)
+        keep.append((w, stems[w]))
     return keep
 
 
@@ -181,17 +238,20 @@ def search(db: sqlite3.Connection, level: str, text: str, n: int, allowed: Optio
     A filter is applied to BM25's ranking, not inside SQL (a join of every match with ``docs`` cost
     hundreds of milliseconds at a million documents): the best ``n / share × OVERSAMPLE`` matches are
     checked against ``allowed``; when fewer than ``n`` of them pass and more matches exist, every match
-    is scored and checked. Either way the answer is the exact filtered top ``n``.
+    is scored and checked. A query left with one very common word reads its stored best documents
+    (:func:`write_impacts`) when they hold ``n`` allowed ones. Every way the answer is the exact (filtered)
+    top ``n``.
     """
-    terms = query_terms(text)
-    if terms and n_docs:
-        terms = select_terms(db, level, terms, n_docs)
-    if not terms or (allowed is not None and allowed.count == 0):
+    words = query_terms(text)
+    picked = _select(db, level, words, n_docs) if words and n_docs else [(w, "") for w in words]
+    if not picked or (allowed is not None and allowed.count == 0):
         return []
-    weights = ", ".join(str(w) for w in WEIGHTS[level])
-    sql = (f"SELECT rowid, -bm25(fts_{level}, {weights}) FROM fts_{level} WHERE fts_{level} MATCH ? "
-           f"ORDER BY bm25(fts_{level}, {weights}) LIMIT ?")
-    expr = match_expr(terms)
+    if len(picked) == 1 and picked[0][1]:
+        stored = _stored_top(db, level, picked[0][1], n, allowed)
+        if stored is not None:
+            return stored
+    sql = _bm25_sql(level)
+    expr = match_expr(w for w, _ in picked)
     if allowed is None:
         return [(int(r), float(s)) for r, s in db.execute(sql, (expr, n))]
     limit = int(min(MAX_OVERSAMPLED, math.ceil(OVERSAMPLE * n / allowed.share)))
