@@ -167,6 +167,12 @@ def test_stored_columns_match_the_docs_table(corpus_dir):
                         "ORDER BY doc").fetchall()
     assert stored_panels.get(fig).tolist() == [p for (p,) in panels] and len(panels) == 2  # panels a and b
     assert stored_panels.get(-5).tolist() == [] and read_panels.get(fig).tolist() == stored_panels.get(fig).tolist()
+    # and back, from the docs table: every panel document's figure document (the same paper and figure id)
+    fig_doc = {(p, f): d for d, p, f in db.execute("SELECT doc, paper_id, figure_id FROM docs WHERE level='figure'")}
+    panel_rows = db.execute("SELECT doc, paper_id, figure_id FROM docs WHERE level='panel'").fetchall()
+    assert len(panel_rows) > 5
+    got = stored_panels.figures_of(np.array([d for d, _, _ in panel_rows] + [fig, -5]))
+    assert got.tolist() == [fig_doc[(p, f)] for _, p, f in panel_rows] + [-1, -1]
 
 
 def test_background_reload_answers_from_the_loaded_version_until_the_new_one_is_complete(

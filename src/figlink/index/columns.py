@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -53,12 +53,26 @@ class FigurePanels:
     figures: np.ndarray  # int64, ascending
     offsets: np.ndarray  # int64 [len(figures) + 1]
     panels: np.ndarray  # int64
+    _by_panel: Optional[tuple[np.ndarray, np.ndarray]] = field(default=None, init=False, repr=False, compare=False)
 
     def get(self, figure_doc: int, default=()) -> np.ndarray:
         i = int(np.searchsorted(self.figures, figure_doc))
         if i == len(self.figures) or self.figures[i] != figure_doc:
             return np.asarray(default, dtype=np.int64)
         return self.panels[self.offsets[i]:self.offsets[i + 1]]
+
+    def figures_of(self, panel_docs: np.ndarray) -> np.ndarray:
+        """The figure document of each panel document (-1 for an id that is no panel of the map)."""
+        if self._by_panel is None:  # computed once: panel ids ascending, with their figures
+            owner = np.repeat(self.figures, np.diff(self.offsets))
+            order = np.argsort(self.panels, kind="stable")  # already ascending when built in order: linear
+            self._by_panel = (self.panels[order], owner[order])
+        panels, owner = self._by_panel
+        docs = np.asarray(panel_docs, dtype=np.int64)
+        if not len(panels):
+            return np.full(len(docs), -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(panels, docs), len(panels) - 1)
+        return np.where(panels[pos] == docs, owner[pos], -1)
 
 
 def _codes(values: list) -> tuple[np.ndarray, list]:
