@@ -166,9 +166,22 @@ def in_process(searcher: Searcher, emb, queries: list[tuple[str, str]], mix: lis
     return out
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time of all of a process's threads, in seconds, to the nanosecond (Linux schedstat; psutil's
+    times tick at 10 ms, too coarse for one request)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):  # a thread that just ended
+            pass
+    return total / 1e9
+
+
 def http(corpus: Path, queries: list[str], mix: list[tuple[str, dict]], core: int, src: Optional[Path]) -> dict:
     """p50/p99 over HTTP, one core: each level unfiltered and with the filter mix (query i gets filter i mod
-    len(mix)); a fresh server per run."""
+    len(mix)); a fresh server per run. Beside the wall clock, the server's CPU time per request (read
+    before and after each one; requests are sequential), which on a shared machine is what compares."""
     import httpx
     import psutil
 
@@ -178,6 +191,8 @@ def http(corpus: Path, queries: list[str], mix: list[tuple[str, dict]], core: in
             with serving(corpus, core=core, src=src) as (url, proc):
                 ps = psutil.Process(proc.pid)
                 lat: list[float] = []
+                cpus: list[float] = []
+                hits: list = []
                 bad = 0
                 with httpx.Client(timeout=60) as c:
                     for q in ("cell viability after treatment", "western blot of protein expression"):
@@ -186,14 +201,56 @@ def http(corpus: Path, queries: list[str], mix: list[tuple[str, dict]], core: in
                     cpu0 = sum(ps.cpu_times()[:2])
                     for i, q in enumerate(queries):
                         params = {"q": q, "k": 10, "level": level, **(mix[i % len(mix)][1] if filt else {})}
-                        t = time.perf_counter()
+                        c0, t = cpu_seconds(proc.pid), time.perf_counter()
                         r = c.get(url + "/api/search", params=params)
                         lat.append(time.perf_counter() - t)
+                        cpus.append(cpu_seconds(proc.pid) - c0)
                         bad += r.status_code != 200
+                        hits.append([[h["paper_id"], h["figure_id"], h["panel"]] for h in r.json().get("hits", [])]
+                                    if r.status_code == 200 else None)
                     cpu = sum(ps.cpu_times()[:2]) - cpu0
                 out[f"{level} {name}"] = {"p50": pct(lat, 50), "p99": pct(lat, 99), "cpu_ms": cpu / len(queries) * 1e3,
-                                          "errors": bad, "load": (load + os.getloadavg()[0]) / 2}
+                                          "cpu_p50": pct(cpus, 50), "cpu_p99": pct(cpus, 99), "errors": bad, "hits": hits,
+                                          "load": (load + os.getloadavg()[0]) / 2}
     return out
+
+
+def lexical_agreement(searcher: Searcher, queries: list[tuple[str, str]], mix: list[tuple[str, dict]]) -> dict:
+    """Per part: how many lexical top-100 lists (each query unfiltered and with filter i mod len(mix), both
+    levels) equal, documents and scores, what the scan of every match gives (the code before the stored
+    lists and the in-SQL filter), with both paths' CPU time."""
+    v = searcher.version()
+    saved = lexical._stored_top, lexical.IN_SQL_RATIO
+    out: dict = {}
+    for i, (q, part) in enumerate(queries):
+        for lv in LEVELS:
+            for f in (None, mix[i % len(mix)][1]):
+                sel = None if f is None else Selection(v.cols[lv].doc, Filters.from_mapping(f).mask(v.cols[lv]))
+                t = time.thread_time()
+                new = lexical.search(v.db, lv, q, 100, sel, len(v.cols[lv]))
+                t_new = time.thread_time() - t
+                lexical._stored_top, lexical.IN_SQL_RATIO = (lambda *a: None), 0.0  # type: ignore[assignment]
+                try:
+                    t = time.thread_time()
+                    old = lexical.search(v.db, lv, q, 100, sel, len(v.cols[lv]))
+                    t_old = time.thread_time() - t
+                finally:
+                    lexical._stored_top, lexical.IN_SQL_RATIO = saved
+                r = out.setdefault(part, {"same": 0, "n": 0, "ms": [], "ms_before": []})
+                r["same"] += new == old
+                r["n"] += 1
+                r["ms"].append(t_new)
+                r["ms_before"].append(t_old)
+    return out
+
+
+def agreement(now: list, before: list) -> tuple[float, float]:
+    """Mean top-k overlap of two runs' hit lists (query by query) and the share of identical lists."""
+    pairs = [(a, b) for a, b in zip(now, before) if a is not None and b is not None]
+    if not pairs:
+        return float("nan"), float("nan")
+    overlap = [len({tuple(h) for h in a} & {tuple(h) for h in b}) / max(1, len(b)) for a, b in pairs]
+    return float(np.mean(overlap)), float(np.mean([a == b for a, b in pairs]))
 
 
 def mean(x) -> str:
@@ -209,6 +266,8 @@ def main() -> None:
     ap.add_argument("--before", type=Path, help="an earlier checkout's src/, served in the same run")
     ap.add_argument("--no-http", action="store_true")
     ap.add_argument("--http-only", action="store_true", help="only the HTTP runs (e.g. repeated on a quieter machine)")
+    ap.add_argument("--agreement", action="store_true",
+                    help="also: lexical lists against scoring every match, every query unfiltered and filtered")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     require_shared_data("the filtered search benchmark")
@@ -227,6 +286,8 @@ def main() -> None:
     print(f"{len(v.cols['panel']):,} panel / {len(v.cols['figure']):,} figure documents; {len(queries)} queries "
           f"({sum(p == 'tune' for _, p in queries)} tune); load average {os.getloadavg()[0]:.1f}", flush=True)
     res: dict = {} if args.http_only else {"in_process": in_process(searcher, emb, queries, mix, args.recall_queries)}
+    if args.agreement:
+        res["lexical_agreement"] = lexical_agreement(searcher, queries, mix)
     if not args.no_http:
         res["http"] = http(args.corpus, [q for q, _ in queries], mix, args.core, None)
         if args.before:
@@ -235,8 +296,24 @@ def main() -> None:
         args.out.write_text(json.dumps(res, indent=1, default=lambda x: None))
     if "in_process" in res:
         in_process_table(res["in_process"], mix, args.recall_queries, len(queries))
+    if "lexical_agreement" in res:
+        print_table("Lexical top 100 against scoring every match (unfiltered and one filter per query, both levels)",
+                    ["part", "identical lists", "CPU p50 / p99 ms", "scoring every match: CPU p50 / p99 ms"],
+                    [[part, f"{r['same']} / {r['n']}", f"{pct(r['ms'], 50):.1f} / {pct(r['ms'], 99):.1f}",
+                      f"{pct(r['ms_before'], 50):.1f} / {pct(r['ms_before'], 99):.1f}"]
+                     for part, r in sorted(res["lexical_agreement"].items())])
     if "http" in res:
         http_table(res, args.core, len(queries))
+        if "http_before" in res:
+            rows = []
+            for k, x in res["http"].items():
+                b = res["http_before"][k]["hits"]
+                for part in ("tune", "check"):
+                    idx = [i for i, (_, p) in enumerate(queries) if p == part]
+                    o, same = agreement([x["hits"][i] for i in idx], [b[i] for i in idx])
+                    rows.append([k, part, f"{o:.3f}", f"{same:.3f}"])
+            print_table("Top 10 over HTTP: this checkout against --before, same queries",
+                        ["run", "part", "mean overlap", "identical lists"], rows)
 
 
 def in_process_table(res: dict, mix: list[tuple[str, dict]], recall_n: int, n: int) -> None:
@@ -272,12 +349,13 @@ def http_table(res: dict, core: int, n: int) -> None:
     hrows = []
     for k, x in res["http"].items():
         b = res.get("http_before", {}).get(k)
-        hrows.append([k, f"{x['p50']:.1f} / {x['p99']:.1f}", f"{x['cpu_ms']:.1f}",
-                      f"{b['p50']:.1f} / {b['p99']:.1f} ({b['cpu_ms']:.1f})" if b else "-",
+        hrows.append([k, f"{x['p50']:.1f} / {x['p99']:.1f}", f"{x['cpu_p50']:.1f} / {x['cpu_p99']:.1f}",
+                      f"{b['p50']:.1f} / {b['p99']:.1f}" if b else "-",
+                      f"{b['cpu_p50']:.1f} / {b['cpu_p99']:.1f}" if b else "-",
                       f"{x['load']:.1f}", str(x["errors"] + (b["errors"] if b else 0))])
     print_table(f"HTTP, figlink serve pinned to core {core}, one thread per library, {n} queries",
-                ["run", "p50 / p99 ms", "server CPU ms/request", "before: p50 / p99 (CPU ms)", "load average",
-                 "errors"], hrows)
+                ["run", "p50 / p99 ms", "server CPU p50 / p99 ms", "before: p50 / p99 ms", "before: CPU p50 / p99 ms",
+                 "load average", "errors"], hrows)
 
 
 if __name__ == "__main__":

@@ -91,9 +91,11 @@ def _reference(db, level: str, query: str, n: int, f: Filters) -> list[int]:
     return [d for d, _ in ranked if passes(d)][:n]
 
 
-@pytest.mark.parametrize("oversample", [lexical.OVERSAMPLE, 0.001])  # 0.001: every query needs the second pass
-def test_lexical_filter_gives_the_filtered_bm25_ranking(searcher, monkeypatch, oversample):
+# 0.001: every query needs the second pass; in SQL: the allowed ids checked before BM25 (IN_SQL_RATIO)
+@pytest.mark.parametrize("oversample,in_sql", [(lexical.OVERSAMPLE, False), (0.001, False), (lexical.OVERSAMPLE, True)])
+def test_lexical_filter_gives_the_filtered_bm25_ranking(searcher, monkeypatch, oversample, in_sql):
     monkeypatch.setattr(lexical, "OVERSAMPLE", oversample)
+    monkeypatch.setattr(lexical, "IN_SQL_RATIO", 1e9 if in_sql else 0.0)
     v = searcher.version()
     filters = [Filters(year_min=2012), Filters(year_max=2011), Filters(is_medical=False),
                Filters(paper_id="PMC3166277"), Filters(figure_type=("histogram",)), Filters(open=False)]
@@ -102,7 +104,7 @@ def test_lexical_filter_gives_the_filtered_bm25_ranking(searcher, monkeypatch, o
         for f in filters:
             sel = Selection(v.cols[level].doc, f.mask(v.cols[level]))
             for q in ("lysis time distributions", "cells", "exposure to pesticides", "phylogenetic tree"):
-                got = lexical.search(v.db, level, q, 5, sel)
+                got = lexical.search(v.db, level, q, 5, sel, len(v.cols[level]))
                 want = _reference(v.db, level, q, 5, f)
                 assert [d for d, _ in got] == want, (level, f, q)
                 checked += bool(want)

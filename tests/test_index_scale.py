@@ -160,6 +160,14 @@ def test_stored_columns_match_the_docs_table(corpus_dir):
             assert np.array_equal(getattr(stored[lv], name), getattr(read[lv], name)), (lv, name)
         assert stored[lv].figure_types == read[lv].figure_types
         assert list(stored[lv].papers) == list(read[lv].papers)
+    for lv in columns.LEVELS:  # decoded, the columns are the docs table's values (read on a read-only file)
+        c = read[lv]
+        rows = db.execute("SELECT doc, year, open, medical, figure_type, paper_id FROM docs WHERE level=? ORDER BY doc",
+                          (lv,)).fetchall()
+        assert len(rows) > 5 and [r[0] for r in rows] == c.doc.tolist()
+        decoded = [(int(d), int(y), int(o), int(m), c.figure_types[t] if t >= 0 else None, c.papers[p])
+                   for d, y, o, m, t, p in zip(c.doc, c.year, c.open, c.medical, c.figure_type, c.paper)]
+        assert decoded == rows and any(r[4] for r in rows) and list(c.papers) == sorted({r[5] for r in rows})
     cols = stored["figure"]
     assert cols.paper_code("PMC3166277") >= 0 and cols.paper_code("no such paper") == -1
     fig = db.execute("SELECT doc FROM docs WHERE level='figure' AND paper_id='PMC3166277' AND figure_id='F2'").fetchone()[0]
@@ -167,6 +175,12 @@ def test_stored_columns_match_the_docs_table(corpus_dir):
                         "ORDER BY doc").fetchall()
     assert stored_panels.get(fig).tolist() == [p for (p,) in panels] and len(panels) == 2  # panels a and b
     assert stored_panels.get(-5).tolist() == [] and read_panels.get(fig).tolist() == stored_panels.get(fig).tolist()
+    # and back, from the docs table: every panel document's figure document (the same paper and figure id)
+    fig_doc = {(p, f): d for d, p, f in db.execute("SELECT doc, paper_id, figure_id FROM docs WHERE level='figure'")}
+    panel_rows = db.execute("SELECT doc, paper_id, figure_id FROM docs WHERE level='panel'").fetchall()
+    assert len(panel_rows) > 5
+    got = stored_panels.figures_of(np.array([d for d, _, _ in panel_rows] + [fig, -5]))
+    assert got.tolist() == [fig_doc[(p, f)] for _, p, f in panel_rows] + [-1, -1]
 
 
 def test_background_reload_answers_from_the_loaded_version_until_the_new_one_is_complete(

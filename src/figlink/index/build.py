@@ -144,6 +144,7 @@ def _build(root: Path, src: Corpus, emb: Optional[Embedder], full: bool,
     lexical.write_df(db)
     inserted = next_id - first_id
     lexical.merge_segments(db, rewrite=prev_dir is None or inserted * OPTIMIZE_SHARE >= sum(counts.values()))
+    lexical.write_impacts(db)
     db.commit()
     columns.save(tmp, *columns.from_db(db))
     db.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -53,6 +53,7 @@ class FigurePanels:
     figures: np.ndarray  # int64, ascending
     offsets: np.ndarray  # int64 [len(figures) + 1]
     panels: np.ndarray  # int64
+    _by_panel: Optional[tuple[np.ndarray, np.ndarray]] = field(default=None, init=False, repr=False, compare=False)
 
     def get(self, figure_doc: int, default=()) -> np.ndarray:
         i = int(np.searchsorted(self.figures, figure_doc))
@@ -60,39 +61,69 @@ class FigurePanels:
             return np.asarray(default, dtype=np.int64)
         return self.panels[self.offsets[i]:self.offsets[i + 1]]
 
+    def figures_of(self, panel_docs: np.ndarray) -> np.ndarray:
+        """The figure document of each panel document (-1 for an id that is no panel of the map)."""
+        if self._by_panel is None:  # computed once: panel ids ascending, with their figures
+            owner = np.repeat(self.figures, np.diff(self.offsets))
+            order = np.argsort(self.panels, kind="stable")  # already ascending when built in order: linear
+            self._by_panel = (self.panels[order], owner[order])
+        panels, owner = self._by_panel
+        docs = np.asarray(panel_docs, dtype=np.int64)
+        if not len(panels):
+            return np.full(len(docs), -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(panels, docs), len(panels) - 1)
+        return np.where(panels[pos] == docs, owner[pos], -1)
 
-def _codes(values: list) -> tuple[np.ndarray, list]:
-    """Integer codes of ``values`` into their sorted distinct non-null values (-1 for None)."""
-    vocab = sorted({v for v in values if v is not None})
-    index = {v: i for i, v in enumerate(vocab)}
-    return np.fromiter((index.get(v, -1) if v is not None else -1 for v in values), dtype=np.int32,
-                       count=len(values)), vocab
+
+_CHUNK = 20_000  # rows fetched at a time when reading the columns
+
+
+def _integers(db: sqlite3.Connection, sql: str, args: Sequence[Any], width: int) -> np.ndarray:
+    """The rows of a query of ``width`` integers as an int64 array, fetched a chunk at a time (no Python
+    object per row outlives its chunk, so reading a million documents needs no more than a few MB)."""
+    cur = db.execute(sql, args)
+    parts = [np.zeros((0, width), dtype=np.int64)]
+    while rows := cur.fetchmany(_CHUNK):
+        parts.append(np.asarray(rows, dtype=np.int64).reshape(-1, width))
+    return np.concatenate(parts)
+
+
+def _vocab(db: sqlite3.Connection, column: str, level: str, table: str) -> list[str]:
+    """The sorted distinct non-null values of a ``docs`` column of one level, also written to the temporary
+    table ``table`` (value → code, its position) for the query that codes the rows."""
+    values = [v for (v,) in db.execute(f"SELECT DISTINCT {column} FROM docs WHERE level=? AND {column} IS NOT NULL "
+                                       f"ORDER BY {column}", (level,))]
+    db.execute(f"DROP TABLE IF EXISTS temp.{table}")
+    db.execute(f"CREATE TEMP TABLE {table} (value TEXT PRIMARY KEY, code INTEGER NOT NULL)")
+    db.executemany(f"INSERT INTO temp.{table} VALUES (?, ?)", ((v, i) for i, v in enumerate(values)))
+    return values
 
 
 def from_db(db: sqlite3.Connection) -> tuple[dict[str, Columns], FigurePanels]:
-    """Read the columns of both levels and the figure → panels map from a lexical index file."""
+    """Read the columns of both levels and the figure → panels map from a lexical index file (the codes and
+    the map are computed in SQL, the rows read in chunks: memory is the arrays and the vocabularies)."""
     cols: dict[str, Columns] = {}
     for lv in LEVELS:
-        rows = db.execute("SELECT doc, year, open, medical, figure_type, paper_id FROM docs WHERE level=? "
-                          "ORDER BY doc", (lv,)).fetchall()
-        c: list[Sequence[Any]] = list(zip(*rows)) if rows else [[]] * 6
-        types, type_vocab = _codes(list(c[4]))
-        papers, paper_vocab = _codes(list(c[5]))
-        cols[lv] = Columns(np.asarray(c[0], dtype=np.int64), np.asarray(c[1], dtype=np.int32),
-                           np.asarray(c[2], dtype=np.int8), np.asarray(c[3], dtype=np.int8), types, papers,
-                           type_vocab, np.asarray(paper_vocab, dtype=object))
-    figs: dict[tuple[str, str], int] = {}
-    pairs: list[tuple[int, int]] = []
-    for doc, level, pid, fid in db.execute("SELECT doc, level, paper_id, figure_id FROM docs ORDER BY level, doc"):
-        if level == "figure":
-            figs[(pid, fid)] = doc
-        elif (pid, fid) in figs:
-            pairs.append((figs[(pid, fid)], doc))
-    pairs.sort()
-    fig_of = np.asarray([f for f, _ in pairs], dtype=np.int64)
-    figures, first = np.unique(fig_of, return_index=True)
-    offsets = np.append(first, len(fig_of)).astype(np.int64)
-    return cols, FigurePanels(figures, offsets, np.asarray([p for _, p in pairs], dtype=np.int64))
+        type_vocab = _vocab(db, "figure_type", lv, "figlink_types")
+        paper_vocab = _vocab(db, "paper_id", lv, "figlink_papers")
+        a = _integers(db, "SELECT d.doc, d.year, d.open, d.medical, COALESCE(t.code, -1), p.code FROM docs d "
+                          "JOIN temp.figlink_papers p ON p.value = d.paper_id "
+                          "LEFT JOIN temp.figlink_types t ON t.value = d.figure_type WHERE d.level=? ORDER BY d.doc",
+                      (lv,), 6)
+        cols[lv] = Columns(a[:, 0].copy(), a[:, 1].astype(np.int32), a[:, 2].astype(np.int8), a[:, 3].astype(np.int8),
+                           a[:, 4].astype(np.int32), a[:, 5].astype(np.int32), type_vocab,
+                           np.asarray(paper_vocab, dtype=object))
+    db.execute("DROP TABLE temp.figlink_types")
+    db.execute("DROP TABLE temp.figlink_papers")
+    # each panel with the figure document of its paper and figure id (the last one, were there two)
+    pairs = _integers(db, "SELECT p.doc, f.doc FROM docs p JOIN docs f ON f.level='figure' AND f.paper_id=p.paper_id "
+                          "AND f.figure_id=p.figure_id WHERE p.level='panel' ORDER BY p.doc, f.doc", (), 2)
+    last = np.append(pairs[1:, 0] != pairs[:-1, 0], True) if len(pairs) else np.zeros(0, dtype=bool)
+    panel, figure = pairs[last, 0], pairs[last, 1]
+    order = np.lexsort((panel, figure))
+    figures, first = np.unique(figure[order], return_index=True)
+    offsets = np.append(first, len(order)).astype(np.int64)
+    return cols, FigurePanels(figures, offsets, panel[order])
 
 
 def save(folder: Path, cols: dict[str, Columns], panels: FigurePanels) -> None:

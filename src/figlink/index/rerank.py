@@ -100,13 +100,7 @@ def default_model(level: str) -> Optional[RerankModel]:
         return _defaults[level]
 
 
-def figure_of_panels(panels_of: FigurePanels) -> dict[int, int]:
-    """Panel document → its figure document."""
-    figures = np.repeat(panels_of.figures, np.diff(panels_of.offsets))
-    return dict(zip(panels_of.panels.tolist(), figures.tolist()))
-
-
-def candidates(level: str, fused: Sequence[tuple[int, float, dict]], cols: Columns, figure_of: dict[int, int],
+def candidates(level: str, fused: Sequence[tuple[int, float, dict]], cols: Columns, panels_of: FigurePanels,
                k: int) -> list[Candidate]:
     """The first ``k`` fused documents with their paper (and figure, for panels)."""
     head = fused[:k]
@@ -114,17 +108,18 @@ def candidates(level: str, fused: Sequence[tuple[int, float, dict]], cols: Colum
     pos = np.searchsorted(cols.doc, docs)
     papers = [str(cols.papers[cols.paper[i]]) if i < len(cols) and cols.doc[i] == d and cols.paper[i] >= 0 else ""
               for d, i in zip(docs, pos)]
-    figs = [str(d) if level == "figure" else str(figure_of.get(int(d), d)) for d in docs]
+    owner = docs if level == "figure" else panels_of.figures_of(docs)
+    figs = [str(f if f >= 0 else d) for d, f in zip(docs.tolist(), owner.tolist())]
     return [Candidate(int(d), float(s), p, f, r.get("figure")) for (d, s, r), p, f in zip(head, papers, figs)]
 
 
 def rerank(model: RerankModel, db: Any, lock: Any, vectors: Any, level: str, query: str,
            qvec: Optional[np.ndarray], fused: list[tuple[int, float, dict]], scored: dict, cols: Columns,
-           figure_of: dict[int, int], n_docs: int) -> list[tuple[int, float, dict]]:
+           panels_of: FigurePanels, n_docs: int) -> list[tuple[int, float, dict]]:
     """``fused`` with its first ``model.top_k`` entries re-ordered by the model (ranks gain ``fused``)."""
     if len(fused) < 2:
         return fused
-    cands = candidates(level, fused, cols, figure_of, model.top_k)
+    cands = candidates(level, fused, cols, panels_of, model.top_k)
     with lock:
         X = features(db, vectors, level, query, qvec, cands, scored, n_docs)
     s = model.score(X)

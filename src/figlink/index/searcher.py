@@ -88,7 +88,6 @@ class _Version:
     image: Optional[image_mod.ImageIndex] = None  # the image signal of figure documents, when built
     lock: threading.Lock = field(default_factory=threading.Lock)
     facets: Optional[dict] = None  # computed on first use
-    figure_of: Optional[dict[int, int]] = None  # panel doc → figure doc, for the re-ranker (on first use)
 
 
 def _load(root: Path, name: str) -> _Version:
@@ -247,10 +246,8 @@ class Searcher:
         model = (self._rerankers or {}).get(level) if self._rerankers is not None else rerank_mod.default_model(level)
         if model is None:
             return fused
-        if v.figure_of is None:
-            v.figure_of = rerank_mod.figure_of_panels(v.panels_of)
         return rerank_mod.rerank(model, v.db, v.lock, v.vectors.get(level), level, query, qvec, fused, scored,
-                                 v.cols[level], v.figure_of, len(v.cols[level]))
+                                 v.cols[level], v.panels_of, len(v.cols[level]))
 
     def search_page(self, query: str, k: int = 10, level: str = "figure",
                     filters: Filters | Mapping[str, Any] | None = None, offset: int = 0, rerank: bool = True
