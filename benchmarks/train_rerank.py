@@ -115,7 +115,7 @@ def cached_groups(path: Path, make) -> list[Group]:
     return groups
 
 
-def test_scores(model: RerankModel, groups: list[Group]) -> dict:
+def held_out_scores(model: RerankModel, groups: list[Group]) -> dict:
     """R@1 and MRR of the fused order and of the model over held-out groups (an answer outside the
     candidates counts as a miss)."""
     inside = [g for g in groups if 0 <= g.answer < model.top_k]
@@ -214,7 +214,7 @@ def main() -> None:
             print(level, json.dumps(rep))
         models[level], reports[level] = average([m for m, _ in fits]), fits[0][1]
         if test:
-            reports[level]["test_fifth"] = {"fifth": a.test_fifth, **test_scores(models[level], test)}
+            reports[level]["test_fifth"] = {"fifth": a.test_fifth, **held_out_scores(models[level], test)}
             print(level, "test fifth", json.dumps(reports[level]["test_fifth"]))
         reports[level]["seeds"] = [r["seed"] for _, r in fits]
         reports[level]["seed_val_r1"] = [r["val_r1"] for _, r in fits]
