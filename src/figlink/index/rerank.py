@@ -6,9 +6,11 @@ rest of the fused list follows unchanged. It is trained (``figlink.train.rerank`
 every inline reference of a corpus is a free (query, figure) pair.
 
 A model is one ``.npz`` file: the weights, the feature standardisation and a JSON ``meta`` (format,
-level, feature names, training card). The default models ship in ``figlink/index/models/``
-(``rerank_figure.npz``, ``rerank_panel.npz``; see ``RERANK_CARD.md`` there); a model written for other
-features or another format fails at load with :class:`RerankModelError`.
+level, the names of the features it reads, training card). A model reads any subset of
+:data:`~figlink.index.rerank_features.FEATURES` by name, so adding a feature leaves older models usable.
+The default models ship in ``figlink/index/models/`` (``rerank_figure.npz``, ``rerank_panel.npz``; see
+``RERANK_CARD.md`` there); a model naming a feature this version does not compute, or of another format,
+fails at load with :class:`RerankModelError`.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ class RerankModelError(FiglinkError):
 
 @dataclass
 class RerankModel:
-    """Standardise, one hidden ReLU layer, a linear score."""
+    """Standardise, one hidden ReLU layer, a linear score, over the named ``features`` (a subset of
+    :data:`FEATURES`, in any order)."""
 
     level: str
     mean: np.ndarray
@@ -49,14 +52,26 @@ class RerankModel:
     b2: float
     top_k: int = TOP_K
     meta: dict = field(default_factory=dict)
+    features: tuple[str, ...] = FEATURES
+
+    def __post_init__(self) -> None:
+        unknown = [f for f in self.features if f not in FEATURES]
+        if unknown:
+            raise RerankModelError(f"re-ranker model reads features this figlink does not compute: {unknown}; "
+                                   "retrain it (python benchmarks/train_rerank.py)")
+        n = len(self.features)
+        if self.w1.ndim != 2 or self.w1.shape[0] != n or self.mean.shape != (n,) or self.w2.shape != (self.w1.shape[1],):
+            raise RerankModelError(f"re-ranker weights do not match its {n} features; retrain it "
+                                   "(python benchmarks/train_rerank.py)")
+        self.columns = np.asarray([FEATURES.index(f) for f in self.features], dtype=np.int64)
 
     def score(self, X: np.ndarray) -> np.ndarray:
-        """One score per row of the feature matrix (higher: better)."""
-        z = (X - self.mean) / self.std
+        """One score per row of a feature matrix of all :data:`FEATURES` (higher: better)."""
+        z = (X[:, self.columns] - self.mean) / self.std
         return np.maximum(z @ self.w1 + self.b1, 0.0) @ self.w2 + self.b2
 
     def save(self, path: str | Path, card: Optional[dict] = None) -> None:
-        meta = {"format": FORMAT, "level": self.level, "features": list(FEATURES), "top_k": self.top_k,
+        meta = {"format": FORMAT, "level": self.level, "features": list(self.features), "top_k": self.top_k,
                 **(card or {})}
         with open(path, "wb") as f:
             np.savez(f, mean=self.mean, std=self.std, w1=self.w1, b1=self.b1, w2=self.w2,
@@ -64,7 +79,7 @@ class RerankModel:
 
 
 def load(path: str | Path) -> RerankModel:
-    """A model file, checked against this code's format and feature list."""
+    """A model file, checked against this code's format and features."""
     path = Path(path)
     try:
         z = np.load(path, allow_pickle=False)
@@ -75,16 +90,15 @@ def load(path: str | Path) -> RerankModel:
     if meta.get("format") != FORMAT:
         raise RerankModelError(f"{path}: re-ranker model format {meta.get('format')!r}, but this figlink reads "
                                f"{FORMAT!r}; retrain it (python benchmarks/train_rerank.py)")
-    if meta.get("features") != list(FEATURES):
-        raise RerankModelError(f"{path}: re-ranker model made for other features ({len(meta.get('features', []))} "
-                               f"named, this figlink computes {len(FEATURES)}); retrain it (python benchmarks/train_rerank.py)")
-    n = len(FEATURES)
-    if arrays["w1"].ndim != 2 or arrays["w1"].shape[0] != n or arrays["mean"].shape != (n,) or \
-            arrays["w2"].shape != (arrays["w1"].shape[1],):
-        raise RerankModelError(f"{path}: re-ranker weights do not match {n} features")
+    names = meta.get("features")
+    if not isinstance(names, list) or not names or any(not isinstance(f, str) for f in names):
+        raise RerankModelError(f"{path}: re-ranker model names no features")
     std = np.where(arrays["std"] > 1e-6, arrays["std"], 1.0).astype(np.float32)
-    return RerankModel(meta.get("level", "figure"), arrays["mean"], std, arrays["w1"], arrays["b1"], arrays["w2"],
-                       float(arrays["b2"][0]), int(meta.get("top_k", TOP_K)), meta)
+    try:
+        return RerankModel(meta.get("level", "figure"), arrays["mean"], std, arrays["w1"], arrays["b1"],
+                           arrays["w2"], float(arrays["b2"][0]), int(meta.get("top_k", TOP_K)), meta, tuple(names))
+    except RerankModelError as e:
+        raise RerankModelError(f"{path}: {e}") from e
 
 
 _defaults: dict[str, Optional[RerankModel]] = {}

@@ -12,7 +12,11 @@ one index applies to an index of another size. Groups:
 - the document's size (caption words, citing words);
 - the paper around it: how many candidates share its paper, how strongly that paper matches overall,
   and the candidate's rank within its paper (a citing sentence is about one paper's figures);
-- the query itself (length, the fused list's top margin), which a non-linear model can combine with the rest.
+- the query itself (length, the fused list's top margin), which a non-linear model can combine with the rest;
+- the caption's head (its first sentence, the figure's title): query words it holds, its BM25;
+- the candidate against the other candidates of its own paper (a citing sentence is about one of a
+  paper's figures): its margin over the best sibling in fused score, field BM25, cosines and weighted word
+  cover, and the share of the query's words that it holds and no sibling does.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ FEATURES: tuple[str, ...] = (
     "log_main_words", "log_refs_words",
     "paper_count", "paper_best", "paper_sum", "paper_rank", "figure_count", "figure_signal_log_rank",
     "query_log_terms", "top_margin",
+    "head_cover", "bm25_head_log",
+    "sib_fused_gap", "sib_main_gap", "sib_refs_gap", "sib_cos_main_gap", "sib_cos_refs_gap", "sib_wcover_gap",
+    "sib_unique_wcover",
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]\d)")
@@ -127,6 +134,29 @@ def key_idf(db: sqlite3.Connection, level: str, query: str, n_docs: int) -> dict
     return out
 
 
+_HEAD_END = re.compile(r"(?<!\b[A-Za-z])[.!?](?:\s+(?=[A-Z(\[])|\s*$)")  # not after one letter ("E. coli")
+
+
+def caption_head(text: str) -> str:
+    """The first sentence of a caption (its title), or the whole text when it has one sentence; a stop
+    in the first 12 characters ("Fig. 2.") or after a single letter ("E. coli") ends nothing."""
+    m = _HEAD_END.search(text, 12)
+    return text[:m.start()] if m else text
+
+
+def _sibling_gaps(values: Sequence[float], groups: Sequence[Sequence[int]]) -> list[float]:
+    """Each value minus the largest value of the other members of its group (0 when it has none)."""
+    out = [0.0] * len(values)
+    for idx in groups:
+        if len(idx) < 2:
+            continue
+        top = sorted(((values[i], i) for i in idx), reverse=True)
+        for i in idx:
+            other = top[1][0] if top[0][1] == i else top[0][0]
+            out[i] = values[i] - other
+    return out
+
+
 def _log_rank(r: Optional[int], n: int) -> float:
     return math.log1p(r if r is not None else n + 1)
 
@@ -206,6 +236,29 @@ def features(db: sqlite3.Connection, vectors: Optional[VectorSet], level: str, q
         for r, i in enumerate(idx, 1):
             paper_rank[i] = r
     margin = (cands[0].fused - cands[1].fused) / fused_top if n > 1 else 1.0
+    heads = {d: caption_head(texts.get(d, empty)[1]).lower() for d in docs}
+    head_tf = {d: qm.scan(heads[d])[0] for d in docs}
+    head_len = {d: len(heads[d].split()) for d in docs}
+    head_avg = max(1.0, sum(head_len.values()) / n)
+    head_bm = {d: sum(gidf.get(k, 0.0) * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * head_len[d] / head_avg))
+                      for k, tf in head_tf[d].items()) for d in docs}
+    unions = [q_set & set().union(*doc_sets[c.doc][1:4]) for c in cands]
+    wcover = [sum(idf[w] for w in u) / idf_sum for u in unions]
+    groups = list(per_paper.values())
+    dn = [dense.get(c.doc, (0.0, 0.0, False)) for c in cands]
+    sib = {
+        "sib_fused_gap": _sibling_gaps([c.fused / fused_top for c in cands], groups),
+        "sib_main_gap": _sibling_gaps([math.log1p(bm[c.doc][1]) for c in cands], groups),
+        "sib_refs_gap": _sibling_gaps([math.log1p(bm[c.doc][2]) for c in cands], groups),
+        "sib_cos_main_gap": _sibling_gaps([v[0] for v in dn], groups),
+        "sib_cos_refs_gap": _sibling_gaps([v[1] if v[2] else 0.0 for v in dn], groups),
+        "sib_wcover_gap": _sibling_gaps(wcover, groups),
+    }
+    unique = [0.0] * n
+    for idx in groups:
+        for i in idx:
+            others = set().union(*(unions[j] for j in idx if j != i))
+            unique[i] = sum(idf[w] for w in unions[i] - others) / idf_sum
 
     for i, c in enumerate(cands):
         d = c.doc
@@ -252,5 +305,10 @@ def features(db: sqlite3.Connection, vectors: Optional[VectorSet], level: str, q
         f["figure_signal_log_rank"] = _log_rank(c.figure_rank, n) if level == "panel" else 0.0
         f["query_log_terms"] = math.log1p(len(q_set))
         f["top_margin"] = margin
+        f["head_cover"] = len(q_set & set(head_tf[d])) / nq
+        f["bm25_head_log"] = math.log1p(head_bm[d])
+        for name, vals in sib.items():
+            f[name] = vals[i]
+        f["sib_unique_wcover"] = unique[i]
         X[i] = [f[name] for name in FEATURES]
     return X

@@ -15,17 +15,23 @@ from typing import Sequence
 import numpy as np
 
 from figlink.index.rerank import TOP_K, RerankModel
+from figlink.index.rerank_features import FEATURES
 
 
 @dataclass
 class Group:
-    X: np.ndarray  # [n, F], fused order
+    X: np.ndarray  # [n, len(FEATURES)], fused order
     answer: int  # row of the right candidate
     paper_id: str  # the query's paper (for the held-out split)
 
 
+def fifth(paper_id: str) -> int:
+    """The fifth (0-4) of the papers that a paper falls in, by the md5 of its id."""
+    return int(hashlib.md5(paper_id.encode()).hexdigest(), 16) % 5
+
+
 def _held_out(paper_id: str) -> bool:
-    return int(hashlib.md5(paper_id.encode()).hexdigest(), 16) % 5 == 0
+    return fifth(paper_id) == 0
 
 
 def _pad(groups: Sequence[Group], k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -47,8 +53,10 @@ def ranks_of(scores: np.ndarray, mask: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def fit(groups: Sequence[Group], level: str, hidden: int = 32, epochs: int = 40, lr: float = 3e-3,
-        weight_decay: float = 1e-4, batch: int = 64, seed: int = 0, top_k: int = TOP_K) -> tuple[RerankModel, dict]:
-    """A model fitted on the groups whose answer is among the first ``top_k``; and a report."""
+        weight_decay: float = 1e-4, batch: int = 64, seed: int = 0, top_k: int = TOP_K,
+        features: Sequence[str] = FEATURES) -> tuple[RerankModel, dict]:
+    """A model reading the named ``features``, fitted on the groups whose answer is among the first
+    ``top_k``; and a report."""
     import torch
 
     torch.manual_seed(seed)
@@ -60,6 +68,9 @@ def fit(groups: Sequence[Group], level: str, hidden: int = 32, epochs: int = 40,
         train = val = usable
     if not usable:
         raise ValueError("no query has its answer among the candidates: nothing to train on")
+    cols = [FEATURES.index(f) for f in features]
+    train = [Group(g.X[:, cols], g.answer, g.paper_id) for g in train]
+    val = [Group(g.X[:, cols], g.answer, g.paper_id) for g in val]
     rows = np.concatenate([g.X[:top_k] for g in train])
     mean = rows.mean(0).astype(np.float32)
     std = rows.std(0).astype(np.float32)
@@ -101,16 +112,17 @@ def fit(groups: Sequence[Group], level: str, hidden: int = 32, epochs: int = 40,
               "val_r1": round(next(h[1] for h in history if h[0] == best[1]), 4),
               "val_fused_r1": round(float((base == 1).mean()), 4), "val_fused_mrr": round(float((1 / base).mean()), 4),
               "hidden": hidden, "epochs": epochs, "lr": lr, "weight_decay": weight_decay, "seed": seed}
-    return RerankModel(level, mean, std, w1, b1, w2, b2, top_k), report
+    return RerankModel(level, mean, std, w1, b1, w2, b2, top_k, features=tuple(features)), report
 
 
 def average(models: Sequence[RerankModel]) -> RerankModel:
     """One model scoring the mean of the models' scores: their hidden layers side by side (the models
     must share the standardisation, as fits of one set of groups with different seeds do)."""
     first = models[0]
-    if any(not (np.array_equal(m.mean, first.mean) and np.array_equal(m.std, first.std)) for m in models):
-        raise ValueError("the models were fitted on different standardisations")
+    if any(not (np.array_equal(m.mean, first.mean) and np.array_equal(m.std, first.std)) or m.features != first.features
+           for m in models):
+        raise ValueError("the models were fitted on different standardisations or features")
     k = len(models)
     return RerankModel(first.level, first.mean, first.std, np.concatenate([m.w1 for m in models], 1),
                        np.concatenate([m.b1 for m in models]), np.concatenate([m.w2 for m in models]) / k,
-                       float(np.mean([m.b2 for m in models])), first.top_k)
+                       float(np.mean([m.b2 for m in models])), first.top_k, features=first.features)
