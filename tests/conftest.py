@@ -64,6 +64,20 @@ def enrich_figure(corpus_dir: Path) -> None:
         c.commit()
 
 
+def add_zebra_paper(corpus_dir: Path, paper_id: str) -> None:
+    """Add a one-figure paper (a copy of PMC3166277 Figure 3, captioned "Zebra stripes counted under a
+    microscope.") to a corpus, without indexing it."""
+    from figlink.corpus import Corpus
+
+    with Corpus(corpus_dir) as c:
+        p = c.paper("PMC3166277")
+        p.paper_id = paper_id
+        p.figures = [f for f in p.figures if f.figure_id == "F3"]
+        p.figures[0].caption = "Zebra stripes counted under a microscope."
+        c.put_paper(p, hashlib.sha256(paper_id.lower().encode()).hexdigest(), paper_id.lower())
+        c.commit()
+
+
 def write_png(path: Path, width: int, height: int, mode: str, row: Callable[[int], bytes], bit_depth: int = 8) -> None:
     """A PNG written row by row (filter 0), so a test can make a huge image without holding it. ``mode``
     is L, LA, RGB or RGBA; ``row(y)`` gives the row's samples (``bit_depth`` 8 or 16, big-endian)."""

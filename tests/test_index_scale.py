@@ -19,6 +19,8 @@ from figlink.index import Searcher, ann, build_index, columns, lexical, store, v
 from figlink.index.embed import default_embedder
 from figlink.index.vectors import VectorSet, VectorWriter
 
+from conftest import add_zebra_paper
+
 pytest.importorskip("faiss")
 
 
@@ -192,13 +194,7 @@ def test_background_reload_answers_from_the_loaded_version_until_the_new_one_is_
     d = _copy(corpus_dir, tmp_path / "c")
     s = Searcher(d, default_embedder(), reload_in_background=True)
     v1 = s.version().name
-    with Corpus(d) as c:
-        p = c.paper("PMC3166277")
-        p.paper_id = "ZEBRA"
-        p.figures = [f for f in p.figures if f.figure_id == "F3"]
-        p.figures[0].caption = "Zebra stripes counted under a microscope."
-        c.put_paper(p, hashlib.sha256(b"zebra").hexdigest(), "zebra")
-        c.commit()
+    add_zebra_paper(d, "ZEBRA")
     build_index(d, default_embedder())
     v2 = store.current(store.index_dir(d))
     assert v2 != v1

@@ -100,17 +100,24 @@ def nprobe_for(nlist: int, share: float) -> int:
     return int(min(nlist, max(NPROBE, np.ceil(NPROBE / max(share, 1e-9)))))
 
 
-def search(index, q: np.ndarray, count: int, row_mask: Optional[np.ndarray] = None, share: float = 1.0
-           ) -> tuple[np.ndarray, np.ndarray]:
+def row_bits(row_mask: np.ndarray) -> np.ndarray:
+    """A row mask packed as the bitmap :func:`search` takes (one bit per row, little bit order)."""
+    return np.packbits(row_mask, bitorder="little")
+
+
+def search(index, q: np.ndarray, count: int, row_mask: Optional[np.ndarray] = None, share: float = 1.0,
+           bits: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
     """About the ``count`` rows nearest to ``q`` (approximate inner product), optionally only rows where
-    ``row_mask`` is set (``share``: the fraction of rows set, which sets how many lists are probed)."""
+    ``row_mask`` is set, or given already packed as ``bits`` (:func:`row_bits`); ``share``: the fraction of
+    rows set, which sets how many lists are probed."""
     import faiss
 
-    nprobe = NPROBE if row_mask is None else nprobe_for(faiss.extract_index_ivf(index).nlist, share)
+    if bits is None and row_mask is not None:
+        bits = row_bits(row_mask)
+    nprobe = NPROBE if bits is None else nprobe_for(faiss.extract_index_ivf(index).nlist, share)
     params = faiss.SearchParametersIVF(nprobe=nprobe)  # type: ignore[call-arg]  # SWIG keyword arguments
-    if row_mask is not None:
-        bits = np.packbits(row_mask, bitorder="little")
-        params.sel = faiss.IDSelectorBitmap(len(row_mask), faiss.swig_ptr(bits))
+    if bits is not None:
+        params.sel = faiss.IDSelectorBitmap(len(bits), faiss.swig_ptr(bits))  # n: bytes
     sims, ids = index.search(np.asarray(q, dtype=np.float32)[None, :], count, params=params)
     keep = ids[0] >= 0
     return ids[0][keep], sims[0][keep]

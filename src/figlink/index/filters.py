@@ -3,7 +3,7 @@ documents (:class:`figlink.index.columns.Columns`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import numpy as np
@@ -78,6 +78,13 @@ class Filters:
         if f.year_min and f.year_max and f.year_min > f.year_max:
             raise InputError(f"year_min {f.year_min} is after year_max {f.year_max}")
         return f
+
+    def normalized(self) -> "Filters":
+        """The same filter with its figure types sorted and deduplicated (a cache key: the order of the
+        types does not change what passes)."""
+        if not self.figure_type:
+            return self
+        return replace(self, figure_type=tuple(sorted(set(self.figure_type))))
 
     def empty(self) -> bool:
         return all(getattr(self, n) is None for n in self.names())

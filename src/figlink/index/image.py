@@ -66,8 +66,9 @@ class ImageIndex:
 
     def top(self, qvec: np.ndarray, n: int, sel: Optional[Selection] = None) -> list[tuple[int, float]]:
         """The best ``n`` figure documents (doc id, cosine) for a query, only those ``sel`` allows when given."""
-        mask = None if sel is None else sel.allows(self.vectors.docs)
-        return self.vectors.top(self.project(qvec), n, mask)
+        vs = self.vectors
+        rows = None if sel is None else sel.derived("image", lambda: vs.restrict(sel.allows(vs.docs)))
+        return vs.top(self.project(qvec), n, rows=rows)
 
 
 def write(folder: Path, signal: ImageSignal, figure_doc: dict[tuple[str, str], int]) -> int:

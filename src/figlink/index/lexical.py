@@ -266,7 +266,7 @@ def search(db: sqlite3.Connection, level: str, text: str, n: int, allowed: Optio
     if allowed is None:
         return [(int(r), float(s)) for r, s in db.execute(sql, (expr, n))]
     if allowed.count <= IN_SQL_RATIO * sum(df for _, _, df in picked):
-        ids = json.dumps(allowed.docs[allowed.mask].tolist())
+        ids = allowed.derived("lexical_ids", lambda: json.dumps(allowed.ids.tolist()))  # kept with a cached filter
         return [(int(r), float(s)) for r, s in db.execute(_bm25_sql(level, restricted=True), (expr, ids, n))]
     limit = int(min(MAX_OVERSAMPLED, math.ceil(OVERSAMPLE * n / allowed.share)))
     rows = db.execute(sql, (expr, limit)).fetchall()

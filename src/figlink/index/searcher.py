@@ -24,6 +24,7 @@ from figlink.errors import InputError
 from figlink.index import columns, image as image_mod, lexical, rerank as rerank_mod, store
 from figlink.index.columns import Columns, FigurePanels
 from figlink.index.embed import Embedder, default_embedder
+from figlink.index.filter_cache import FilterCache
 from figlink.index.filters import Filters
 from figlink.index.selection import Selection
 from figlink.index.fusion import rrf, weighted_scores
@@ -88,6 +89,7 @@ class _Version:
     image: Optional[image_mod.ImageIndex] = None  # the image signal of figure documents, when built
     lock: threading.Lock = field(default_factory=threading.Lock)
     facets: Optional[dict] = None  # computed on first use
+    selections: FilterCache = field(default_factory=FilterCache)  # filters resolved on this version
 
 
 def _load(root: Path, name: str) -> _Version:
@@ -223,7 +225,9 @@ class Searcher:
         with v.lock:  # one sqlite connection per version
             scored["lexical"] = lexical.search(v.db, level, query, n, sel, len(v.cols[level]))
         if qvec is not None and len(v.vectors[level].docs):
-            scored["text_dense"] = v.vectors[level].top(qvec, n, None if sel is None else sel.mask)
+            vs = v.vectors[level]
+            rows = None if sel is None else sel.derived("text_dense", lambda: vs.restrict(sel.mask))
+            scored["text_dense"] = vs.top(qvec, n, rows=rows)
         if level == "figure" and qvec is not None and v.image is not None and self.image_signal:
             scored["image"] = v.image.top(qvec, n, sel)
         return scored
@@ -331,9 +335,15 @@ class Page:
 
 
 def _selection(v: _Version, level: str, f: Filters) -> Optional[Selection]:
-    """What ``f`` allows of one level (None: everything)."""
-    mask = f.mask(v.cols[level])
-    return None if mask is None else Selection(v.cols[level].doc, mask)
+    """What ``f`` allows of one level (None: everything); resolved once per version (``v.selections``)."""
+    if f.empty():
+        return None
+
+    def build() -> Optional[Selection]:
+        mask = f.mask(v.cols[level])
+        return None if mask is None else Selection(v.cols[level].doc, mask)
+
+    return v.selections.get(level, f, build)
 
 
 def _panels_by_figure(v: _Version, figures: list[int], panels: list[tuple[int, float, dict]]) -> list[int]:

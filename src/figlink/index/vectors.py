@@ -54,6 +54,19 @@ def _rows_of(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return np.arange(total, dtype=np.int64) + offsets
 
 
+@dataclass(frozen=True)
+class RowFilter:
+    """A document mask as a filtered search of one vector set uses it (:meth:`VectorSet.restrict`)."""
+
+    mask: np.ndarray  # bool, aligned with the set's docs
+    allowed: int  # rows the allowed documents own
+    exact: Optional[np.ndarray]  # those rows, ascending, when few enough to search exactly (ANN sets only)
+    bits: Optional[np.ndarray]  # else the packed row bitmap for the IVF scan (ANN sets only)
+
+    def nbytes(self) -> int:
+        return sum(int(a.nbytes) for a in (self.mask, self.exact, self.bits) if a is not None)
+
+
 @dataclass
 class VectorSet:
     vec: np.ndarray  # [n_vectors, dim]; float32 in memory (exact search) or float16 memory-mapped (ANN)
@@ -89,7 +102,21 @@ class VectorSet:
         first = np.sort(first)[:n]
         return [(int(self.docs[owners[i]]), float(sims[i])) for i in first]
 
-    def top(self, q: np.ndarray, n: int, mask: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
+    def restrict(self, mask: np.ndarray) -> "RowFilter":
+        """What a filtered search of this set needs from a document mask (aligned with ``docs``), computed
+        once: the allowed rows when few enough to search exactly, else the packed row bitmap and the
+        share of rows passing."""
+        lengths = self._lengths()
+        allowed = int(np.dot(mask, lengths))
+        if self.ann is None:
+            return RowFilter(mask, allowed, None, None)
+        if allowed <= EXACT_FILTERED_ROWS:
+            pos = np.flatnonzero(mask)
+            return RowFilter(mask, allowed, _rows_of(self.starts[pos], self.starts[pos] + lengths[pos]), None)
+        return RowFilter(mask, allowed, None, ann_mod.row_bits(np.repeat(mask, lengths)))
+
+    def top(self, q: np.ndarray, n: int, mask: Optional[np.ndarray] = None,
+            rows: Optional["RowFilter"] = None) -> list[tuple[int, float]]:
         """The best ``n`` documents (doc id, cosine), optionally among ``mask`` only.
 
         With an ANN index and a filter: when the allowed documents own at most EXACT_FILTERED_ROWS rows,
@@ -97,26 +124,26 @@ class VectorSet:
         scan skips rows outside the filter (a row bitmap) and probes more lists the fewer rows pass, so
         about as many allowed rows are scanned as an unfiltered search scans, and more candidates are
         re-scored (a narrow filter's best rows lie farther from the query, where product-quantized
-        scores are coarser than the gaps between them)."""
+        scores are coarser than the gaps between them). ``rows``: :meth:`restrict` of the mask, when the
+        caller keeps it (a cached filter), in place of ``mask``."""
         if len(self.docs) == 0 or n <= 0:
             return []
+        if rows is None and mask is not None:
+            rows = self.restrict(mask)
         if self.ann is None:
-            return self._best_of(np.maximum.reduceat(np.asarray(self.vec, dtype=np.float32) @ q, self.starts), n, mask)
+            return self._best_of(np.maximum.reduceat(np.asarray(self.vec, dtype=np.float32) @ q, self.starts), n,
+                                 None if rows is None else rows.mask)
         count = max(RERANK * n, MIN_CANDIDATES)
-        if mask is None:
-            rows, _ = ann_mod.search(self.ann, q, count)
+        if rows is None:
+            found, _ = ann_mod.search(self.ann, q, count)
+        elif rows.exact is not None:
+            return self._best_per_doc(rows.exact, self._scores(rows.exact, q), n)
         else:
-            lengths = self._lengths()
-            allowed = int(np.dot(mask, lengths))
-            if allowed <= EXACT_FILTERED_ROWS:
-                pos = np.flatnonzero(mask)
-                rows = _rows_of(self.starts[pos], self.starts[pos] + lengths[pos])
-                return self._best_per_doc(rows, self._scores(rows, q), n)
-            share = allowed / len(self.vec)
+            share = rows.allowed / len(self.vec)
             count = int(min(max(count, MAX_FILTERED_CANDIDATES), count / share))
-            rows, _ = ann_mod.search(self.ann, q, count, np.repeat(mask, lengths), share)
-        rows = np.sort(rows)
-        return self._best_per_doc(rows, self._scores(rows, q), n)
+            found, _ = ann_mod.search(self.ann, q, count, share=share, bits=rows.bits)
+        found = np.sort(found)
+        return self._best_per_doc(found, self._scores(found, q), n)
 
     def _lengths(self) -> np.ndarray:
         """Rows per document (aligned with ``docs``), computed once."""
