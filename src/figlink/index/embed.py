@@ -16,6 +16,9 @@ import numpy as np
 
 MINILM = "all-MiniLM-L6-v2"
 SMALL_BATCH = 4
+# Word pieces of a query that are embedded: the length all-MiniLM-L6-v2 was trained at (its card), so a
+# long citing sentence costs what a 128-piece one does; documents keep the model's full 256.
+QUERY_PIECES = 128
 _lock = threading.Lock()
 _cache: dict[str, "Embedder"] = {}
 
@@ -25,6 +28,13 @@ class Embedder(Protocol):
     dim: int
 
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def encode_query(emb: Embedder, query: str) -> np.ndarray:
+    """A query's unit vector: through the embedder's own ``encode_query`` when it has one (a length cap
+    for queries), else ``encode``."""
+    own = getattr(emb, "encode_query", None)
+    return own(query) if own is not None else emb.encode([query])[0]
 
 
 class SentenceTransformerEmbedder:
@@ -61,6 +71,19 @@ class SentenceTransformerEmbedder:
             v = self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                   convert_to_numpy=True, show_progress_bar=False)
         return np.ascontiguousarray(v, dtype=np.float32)
+
+    def encode_query(self, query: str) -> np.ndarray:
+        """One query's unit vector, from at most :data:`QUERY_PIECES` word pieces."""
+        with self._lock:
+            full = self.model.max_seq_length
+            self.model.max_seq_length = QUERY_PIECES if full is None else min(full, QUERY_PIECES)
+            try:
+                self._torch.set_num_threads(1)
+                v = self.model.encode([query], normalize_embeddings=True, convert_to_numpy=True,
+                                      show_progress_bar=False)
+            finally:
+                self.model.max_seq_length = full
+        return np.ascontiguousarray(v[0], dtype=np.float32)
 
 
 def load_minilm() -> SentenceTransformerEmbedder:

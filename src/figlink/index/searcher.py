@@ -23,7 +23,7 @@ import numpy as np
 from figlink.errors import InputError
 from figlink.index import columns, image as image_mod, lexical, rerank as rerank_mod, store
 from figlink.index.columns import Columns, FigurePanels
-from figlink.index.embed import Embedder, default_embedder
+from figlink.index.embed import Embedder, default_embedder, encode_query
 from figlink.index.filter_cache import FilterCache
 from figlink.index.filters import Filters
 from figlink.index.selection import Selection
@@ -187,7 +187,7 @@ class Searcher:
             if v is not None:
                 self._query_cache.move_to_end(key)
                 return v
-        v = emb.encode([query])[0]
+        v = encode_query(emb, query)
         with self._cache_lock:
             self._query_cache[key] = v
             while len(self._query_cache) > QUERY_CACHE:
