@@ -150,11 +150,9 @@ def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False
         given.add(pid)
         return pid
 
-    if images is None:
-        parse_one = partial(_outcome, xml=xml, as_json=as_json, pretty=pretty)
-    else:
-        parse_one = partial(_outcome, xml=xml, as_json=as_json, pretty=pretty, images=ImageFolder(images),
-                            paper_id=unique_id)
+    folder = None if images is None else ImageFolder(images)
+    parse_one = partial(_outcome, xml=xml, as_json=as_json, pretty=pretty, images=folder,
+                        paper_id=None if folder is None else unique_id)
     sources = iter_sources(paths, pairs=False)
     if workers == 1:
         outcomes: Iterable[_Outcome] = map(parse_one, sources)
