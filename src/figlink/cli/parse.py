@@ -23,8 +23,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, NoReturn, Optional, Sequence, TextIO
 
-WINDOW_PER_WORKER = 16  # inputs handed out past the oldest line not yet written, per worker
-
 if TYPE_CHECKING:
     from figlink.images import ImageFolder
     from figlink.ingest.sources import Source
@@ -157,10 +155,10 @@ def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False
     if workers == 1:
         outcomes: Iterable[_Outcome] = map(parse_one, sources)
     else:
+        from figlink.engine.common import window
         from figlink.engine.pool import MemoryBoundedPool
 
-        outcomes = MemoryBoundedPool(parse_one, workers).map(sources, _source_bytes, WINDOW_PER_WORKER * workers,
-                                                             _died)
+        outcomes = MemoryBoundedPool(parse_one, workers).map(sources, _source_bytes, window(workers), _died)
     for done in outcomes:
         if done.error is not None:
             failed += 1
