@@ -23,8 +23,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, NoReturn, Optional, Sequence, TextIO
 
-WINDOW_PER_WORKER = 16  # inputs handed out past the oldest line not yet written, per worker
-
 if TYPE_CHECKING:
     from figlink.images import ImageFolder
     from figlink.ingest.sources import Source
@@ -150,19 +148,17 @@ def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False
         given.add(pid)
         return pid
 
-    if images is None:
-        parse_one = partial(_outcome, xml=xml, as_json=as_json, pretty=pretty)
-    else:
-        parse_one = partial(_outcome, xml=xml, as_json=as_json, pretty=pretty, images=ImageFolder(images),
-                            paper_id=unique_id)
+    folder = None if images is None else ImageFolder(images)
+    parse_one = partial(_outcome, xml=xml, as_json=as_json, pretty=pretty, images=folder,
+                        paper_id=None if folder is None else unique_id)
     sources = iter_sources(paths, pairs=False)
     if workers == 1:
         outcomes: Iterable[_Outcome] = map(parse_one, sources)
     else:
+        from figlink.engine.common import window
         from figlink.engine.pool import MemoryBoundedPool
 
-        outcomes = MemoryBoundedPool(parse_one, workers).map(sources, _source_bytes, WINDOW_PER_WORKER * workers,
-                                                             _died)
+        outcomes = MemoryBoundedPool(parse_one, workers).map(sources, _source_bytes, window(workers), _died)
     for done in outcomes:
         if done.error is not None:
             failed += 1

@@ -87,7 +87,8 @@ class _Worker:
 
 @dataclass
 class PoolStats:
-    """What a pool did: workers started (first ones included) and how many were replaced for their size."""
+    """What a pool did: workers started (first ones included), how many were replaced for their size, and
+    how many died in a task."""
 
     started: int = 0
     retired: int = 0
@@ -95,7 +96,8 @@ class PoolStats:
 
 
 class MemoryBoundedPool:
-    """``workers`` spawned processes running ``fn`` (a module-level function) on items, in order."""
+    """Up to ``workers`` spawned processes (started as items arrive) running ``fn`` (a module-level
+    function) on items, in order."""
 
     def __init__(self, fn: Callable[[Any], Any], workers: int, *, retire_mb: Optional[float] = None,
                  large_bytes: Optional[int] = None) -> None:
@@ -142,7 +144,7 @@ class MemoryBoundedPool:
         todo: dict[int, bool] = {}  # index → large; handed out in order, but a large one may wait
         nxt, out, ended = 0, 0, False
         try:
-            self.workers = [self._start() for _ in range(self.n)]
+            self.workers = []  # started as tasks arrive: a run of fewer items than workers spawns no idle ones
             while True:
                 while not ended and nxt - out < window:
                     item = next(source, _END)
@@ -168,12 +170,17 @@ class MemoryBoundedPool:
 
     def _hand_out(self, items: dict[int, Any], todo: dict[int, bool]) -> None:
         large_running = any(w.large for w in self.workers if w.job is not None)
-        for w in self.workers:
-            if w.job is not None:
-                continue
+        idle = iter([w for w in self.workers if w.job is None])
+        while True:
             i = next((i for i, large in todo.items() if not (large and large_running)), None)
             if i is None:
                 return
+            w = next(idle, None)
+            if w is None:
+                if len(self.workers) >= self.n:
+                    return
+                w = self._start()
+                self.workers.append(w)
             w.job, w.large = i, todo.pop(i)
             large_running = large_running or w.large
             w.conn.send((i, items[i]))

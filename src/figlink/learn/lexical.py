@@ -21,12 +21,13 @@ from typing import Sequence
 
 import numpy as np
 
+from figlink.index.lexical import match_expr
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def _fts_query(text: str) -> str:
-    words = dict.fromkeys(w.lower() for w in _WORD.findall(text) if not w.isdigit() or len(w) > 1)
-    return " OR ".join('"' + w.replace('"', '') + '"' for w in words)
+    return match_expr(dict.fromkeys(w.lower() for w in _WORD.findall(text) if not w.isdigit() or len(w) > 1))
 
 
 _FTS_TABLE = "CREATE VIRTUAL TABLE d USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')"
