@@ -55,12 +55,14 @@ def anchor_point(region: Box, anchor: str) -> tuple[float, float]:
 
 
 def _components(mask: np.ndarray) -> list[Box]:
+    return _labelled(mask)[1]
+
+
+def _labelled(mask: np.ndarray) -> tuple[np.ndarray, list[Box]]:
+    """The 8-connected components of ``mask``: its label image and each component's box."""
     lab, _ = ndimage.label(mask, structure=np.ones((3, 3), bool))
-    out = []
-    for sl in ndimage.find_objects(lab):
-        if sl is not None:
-            out.append((sl[1].start, sl[0].start, sl[1].stop, sl[0].stop))
-    return out
+    slices = [sl for sl in ndimage.find_objects(lab) if sl is not None]
+    return lab, [(sl[1].start, sl[0].start, sl[1].stop, sl[0].stop) for sl in slices]
 
 
 def _words(glyphs: list[Box]) -> list[Box]:
@@ -208,8 +210,7 @@ def _by_glyph(rgb: np.ndarray, gray: np.ndarray, bg: float, found: Sequence[Labe
     upper = _upper_case(found)
     boxes, crops = [], []
     for mask in ink_masks(gray, bg):
-        lab, _ = ndimage.label(mask, structure=np.ones((3, 3), bool))
-        glyphs = [(sl[1].start, sl[0].start, sl[1].stop, sl[0].stop) for sl in ndimage.find_objects(lab) if sl]
+        lab, glyphs = _labelled(mask)
         glyphs = [b for b in glyphs if _about(b[3] - b[1], ref, GLYPH_SIZE) and b[2] - b[0] <= 1.6 * (b[3] - b[1])]
         for w in _words(glyphs):
             if w[2] - w[0] > 2.6 * (w[3] - w[1]) or any(box_gap(w, l.box) == 0 for l in found) or _in_words(w, items):
