@@ -97,6 +97,10 @@ def candidate_boxes(gray: np.ndarray, regions: Sequence[Box], bg: float) -> list
     return [w for w in glyph_words(gray, bg) if _near_corner(w, regions, w[3] - w[1])]
 
 
+GLYPH_WIDTH = 1.6  # widest glyph of a label, over its height
+WORD_WIDTH = 2.6  # widest glyph group a label may be ("(a)", "B."), over its height
+
+
 def glyph_words(gray: np.ndarray, bg: float) -> list[Box]:
     """Short glyph groups of letter size anywhere in the image (dark on light, or light on a photo)."""
     H, W = gray.shape
@@ -106,13 +110,13 @@ def glyph_words(gray: np.ndarray, bg: float) -> list[Box]:
         glyphs = []
         for b in _components(mask):
             w, h = b[2] - b[0], b[3] - b[1]
-            if 6 <= h <= max_h and 1 <= w <= 1.6 * h:
+            if 6 <= h <= max_h and 1 <= w <= GLYPH_WIDTH * h:
                 glyphs.append(b)
         if len(glyphs) > 4000:
             glyphs = glyphs[:4000]
         for wd in _words(glyphs):
             w, h = wd[2] - wd[0], wd[3] - wd[1]
-            if w <= 2.6 * h:
+            if w <= WORD_WIDTH * h:
                 found.append(wd)
     return found
 
@@ -211,9 +215,11 @@ def _by_glyph(rgb: np.ndarray, gray: np.ndarray, bg: float, found: Sequence[Labe
     boxes, crops = [], []
     for mask in ink_masks(gray, bg):
         lab, glyphs = _labelled(mask)
-        glyphs = [b for b in glyphs if _about(b[3] - b[1], ref, GLYPH_SIZE) and b[2] - b[0] <= 1.6 * (b[3] - b[1])]
+        glyphs = [b for b in glyphs
+                  if _about(b[3] - b[1], ref, GLYPH_SIZE) and b[2] - b[0] <= GLYPH_WIDTH * (b[3] - b[1])]
         for w in _words(glyphs):
-            if w[2] - w[0] > 2.6 * (w[3] - w[1]) or any(box_gap(w, l.box) == 0 for l in found) or _in_words(w, items):
+            if (w[2] - w[0] > WORD_WIDTH * (w[3] - w[1]) or any(box_gap(w, l.box) == 0 for l in found)
+                    or _in_words(w, items)):
                 continue
             boxes.append(w)
             crops.append(_lone_word(rgb, lab, w))
