@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from figlink.vision.segment import UNIFORM_TOL, Box, area, overlap_area, union
+from figlink.vision.segment import UNIFORM_TOL, Box, area, center, overlap_area, union
 
 
 def _line_ink(line: np.ndarray) -> float:
@@ -101,7 +101,7 @@ def label_regions(gray: np.ndarray, labels: Sequence[Box], style: str = "left") 
 
 
 def _centre_in(b: Box, r: Box) -> bool:
-    cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+    cx, cy = center(b)
     return r[0] <= cx < r[2] and r[1] <= cy < r[3]
 
 

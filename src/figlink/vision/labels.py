@@ -18,7 +18,7 @@ from figlink import model
 from figlink.model import OcrText
 from figlink.text import grammar as g
 from figlink.vision.ocr import panel_letter, recognize
-from figlink.vision.segment import Box, box_gap, reading_order
+from figlink.vision.segment import Box, box_gap, center, reading_order
 
 
 # What the recognizer returns for one vertical stroke: an upper-case I or a lower-case l (which of them,
@@ -380,7 +380,7 @@ def _aligned(b: Box, labels: Sequence[Label]) -> bool:
 
 def _corner_distance(b: Box, regions: Sequence[Box]) -> tuple[float, str]:
     """Distance from the box centre to the nearest anchor of a region (in region diagonals), and its name."""
-    cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+    cx, cy = center(b)
     best = (1.0, "top-left")
     for r in regions:
         diag = max(1.0, float(np.hypot(r[2] - r[0], r[3] - r[1])))
