@@ -16,16 +16,14 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from figlink.vision.segment import Box, area, overlap_area, union
-
-INK_TOL = 30.0  # grey levels a pixel may differ from its line's median and still be blank
+from figlink.vision.segment import UNIFORM_TOL, Box, area, center, overlap_area, union
 
 
 def _line_ink(line: np.ndarray) -> float:
     """Share of a line's pixels off its median (0 on white space and on a uniform rule)."""
     if line.size == 0:
         return 1.0
-    return float(np.mean(np.abs(line - np.median(line)) > INK_TOL))
+    return float(np.mean(np.abs(line - np.median(line)) > UNIFORM_TOL))
 
 
 def _best_line(gray: np.ndarray, region: Box, axis: int, order: Sequence[int]) -> tuple[float, int]:
@@ -103,7 +101,7 @@ def label_regions(gray: np.ndarray, labels: Sequence[Box], style: str = "left") 
 
 
 def _centre_in(b: Box, r: Box) -> bool:
-    cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+    cx, cy = center(b)
     return r[0] <= cx < r[2] and r[1] <= cy < r[3]
 
 

@@ -18,7 +18,7 @@ from figlink import model
 from figlink.model import OcrText
 from figlink.text import grammar as g
 from figlink.vision.ocr import panel_letter, recognize
-from figlink.vision.segment import Box, box_gap, reading_order
+from figlink.vision.segment import Box, box_gap, center, reading_order
 
 
 # What the recognizer returns for one vertical stroke: an upper-case I or a lower-case l (which of them,
@@ -55,12 +55,14 @@ def anchor_point(region: Box, anchor: str) -> tuple[float, float]:
 
 
 def _components(mask: np.ndarray) -> list[Box]:
+    return _labelled(mask)[1]
+
+
+def _labelled(mask: np.ndarray) -> tuple[np.ndarray, list[Box]]:
+    """The 8-connected components of ``mask``: its label image and each component's box."""
     lab, _ = ndimage.label(mask, structure=np.ones((3, 3), bool))
-    out = []
-    for sl in ndimage.find_objects(lab):
-        if sl is not None:
-            out.append((sl[1].start, sl[0].start, sl[1].stop, sl[0].stop))
-    return out
+    slices = [sl for sl in ndimage.find_objects(lab) if sl is not None]
+    return lab, [(sl[1].start, sl[0].start, sl[1].stop, sl[0].stop) for sl in slices]
 
 
 def _words(glyphs: list[Box]) -> list[Box]:
@@ -95,6 +97,10 @@ def candidate_boxes(gray: np.ndarray, regions: Sequence[Box], bg: float) -> list
     return [w for w in glyph_words(gray, bg) if _near_corner(w, regions, w[3] - w[1])]
 
 
+GLYPH_WIDTH = 1.6  # widest glyph of a label, over its height
+WORD_WIDTH = 2.6  # widest glyph group a label may be ("(a)", "B."), over its height
+
+
 def glyph_words(gray: np.ndarray, bg: float) -> list[Box]:
     """Short glyph groups of letter size anywhere in the image (dark on light, or light on a photo)."""
     H, W = gray.shape
@@ -104,13 +110,13 @@ def glyph_words(gray: np.ndarray, bg: float) -> list[Box]:
         glyphs = []
         for b in _components(mask):
             w, h = b[2] - b[0], b[3] - b[1]
-            if 6 <= h <= max_h and 1 <= w <= 1.6 * h:
+            if 6 <= h <= max_h and 1 <= w <= GLYPH_WIDTH * h:
                 glyphs.append(b)
         if len(glyphs) > 4000:
             glyphs = glyphs[:4000]
         for wd in _words(glyphs):
             w, h = wd[2] - wd[0], wd[3] - wd[1]
-            if w <= 2.6 * h:
+            if w <= WORD_WIDTH * h:
                 found.append(wd)
     return found
 
@@ -208,11 +214,12 @@ def _by_glyph(rgb: np.ndarray, gray: np.ndarray, bg: float, found: Sequence[Labe
     upper = _upper_case(found)
     boxes, crops = [], []
     for mask in ink_masks(gray, bg):
-        lab, _ = ndimage.label(mask, structure=np.ones((3, 3), bool))
-        glyphs = [(sl[1].start, sl[0].start, sl[1].stop, sl[0].stop) for sl in ndimage.find_objects(lab) if sl]
-        glyphs = [b for b in glyphs if _about(b[3] - b[1], ref, GLYPH_SIZE) and b[2] - b[0] <= 1.6 * (b[3] - b[1])]
+        lab, glyphs = _labelled(mask)
+        glyphs = [b for b in glyphs
+                  if _about(b[3] - b[1], ref, GLYPH_SIZE) and b[2] - b[0] <= GLYPH_WIDTH * (b[3] - b[1])]
         for w in _words(glyphs):
-            if w[2] - w[0] > 2.6 * (w[3] - w[1]) or any(box_gap(w, l.box) == 0 for l in found) or _in_words(w, items):
+            if (w[2] - w[0] > WORD_WIDTH * (w[3] - w[1]) or any(box_gap(w, l.box) == 0 for l in found)
+                    or _in_words(w, items)):
                 continue
             boxes.append(w)
             crops.append(_lone_word(rgb, lab, w))
@@ -373,7 +380,7 @@ def _aligned(b: Box, labels: Sequence[Label]) -> bool:
 
 def _corner_distance(b: Box, regions: Sequence[Box]) -> tuple[float, str]:
     """Distance from the box centre to the nearest anchor of a region (in region diagonals), and its name."""
-    cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+    cx, cy = center(b)
     best = (1.0, "top-left")
     for r in regions:
         diag = max(1.0, float(np.hypot(r[2] - r[0], r[3] - r[1])))

@@ -14,17 +14,13 @@ from figlink import model
 from figlink.model import Panel
 from figlink.vision.label_grid import ink_in, label_regions
 from figlink.vision.labels import Label, label_style
-from figlink.vision.segment import Box, area, box_gap, is_core, merge_fragments, overlap_area, union, xy_cut
+from figlink.vision.segment import Box, area, box_gap, center, is_core, merge_fragments, overlap_area, union, xy_cut
 from figlink.vision.segment import reading_order as segment_order  # panels.reading_order wraps it for Panels
 
 
 def pieces(gray: np.ndarray) -> list[Box]:
     """Raw XY-cut pieces of a grayscale figure."""
     return xy_cut(gray, min_gap=2)
-
-
-def _center(b: Box) -> tuple[float, float]:
-    return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
 
 
 def _inside(p: tuple[float, float], b: "Box | tuple[float, float, float, float]") -> bool:
@@ -40,7 +36,7 @@ def _split_by_labels(core: Box, labels: list[Label]) -> list[tuple[Box, Label]]:
 
     def cuts_along(lo: int, hi: int, axis: int) -> list[int]:
         if centred:
-            mids = [(_center(a.box)[axis] + _center(b.box)[axis]) / 2 for a, b in zip(labels, labels[1:])]
+            mids = [(center(a.box)[axis] + center(b.box)[axis]) / 2 for a, b in zip(labels, labels[1:])]
             return [lo] + [int(m) for m in mids] + [hi]
         return [lo] + [max(lo, l.box[axis] - 2) for l in labels[1:]] + [hi]
 
@@ -58,15 +54,15 @@ def _centred_owner(core: Box, labels: Sequence[Label]) -> Optional[Label]:
     (above) the piece, and in it the label nearest the piece's centre line."""
     if not labels:
         return None
-    mx, my = _center(core)
+    mx, my = center(core)
     below = label_style(labels).startswith("bottom")
-    ahead = [l for l in labels if (_center(l.box)[1] >= my if below else _center(l.box)[1] <= my)]
+    ahead = [l for l in labels if (center(l.box)[1] >= my if below else center(l.box)[1] <= my)]
     if not ahead:
         return None
     lh = float(np.median([l.box[3] - l.box[1] for l in ahead]))
-    row_y = min(_center(l.box)[1] for l in ahead) if below else max(_center(l.box)[1] for l in ahead)
-    row = [l for l in ahead if abs(_center(l.box)[1] - row_y) <= lh]
-    return min(row, key=lambda l: abs(_center(l.box)[0] - mx))
+    row_y = min(center(l.box)[1] for l in ahead) if below else max(center(l.box)[1] for l in ahead)
+    row = [l for l in ahead if abs(center(l.box)[1] - row_y) <= lh]
+    return min(row, key=lambda l: abs(center(l.box)[0] - mx))
 
 
 def _centred_row(core: Box, labels: Sequence[Label]) -> list[Label]:
@@ -75,26 +71,26 @@ def _centred_row(core: Box, labels: Sequence[Label]) -> list[Label]:
     if not labels or label_style(labels) == "left":
         return []
     below = label_style(labels).startswith("bottom")
-    my = _center(core)[1]
-    ahead = [l for l in labels if (_center(l.box)[1] >= my if below else _center(l.box)[1] <= my)]
+    my = center(core)[1]
+    ahead = [l for l in labels if (center(l.box)[1] >= my if below else center(l.box)[1] <= my)]
     if not ahead:
         return []
     lh = float(np.median([l.box[3] - l.box[1] for l in ahead]))
-    row_y = min(_center(l.box)[1] for l in ahead) if below else max(_center(l.box)[1] for l in ahead)
-    return [l for l in ahead if abs(_center(l.box)[1] - row_y) <= lh and core[0] <= _center(l.box)[0] <= core[2]]
+    row_y = min(center(l.box)[1] for l in ahead) if below else max(center(l.box)[1] for l in ahead)
+    return [l for l in ahead if abs(center(l.box)[1] - row_y) <= lh and core[0] <= center(l.box)[0] <= core[2]]
 
 
 def _holds(core: Box, label: Label) -> bool:
     """Is the label's centre in ``core`` grown by half the label (a label on the piece's edge, whose own
     ink the piece lost when labels were taken out, still belongs to it)?"""
     hw, hh = (label.box[2] - label.box[0]) / 2, (label.box[3] - label.box[1]) / 2
-    return _inside(_center(label.box), (core[0] - hw, core[1] - hh, core[2] + hw, core[3] + hh))
+    return _inside(center(label.box), (core[0] - hw, core[1] - hh, core[2] + hw, core[3] + hh))
 
 
 def _at_foot(label: Label, core: Box) -> bool:
     """Is a left-corner label at the very bottom of ``core`` (within two label heights)? It heads the
     panel below, printed where no gutter parts it from this one."""
-    return _center(label.box)[1] >= core[3] - 2 * (label.box[3] - label.box[1])
+    return center(label.box)[1] >= core[3] - 2 * (label.box[3] - label.box[1])
 
 
 def _owner(core: Box, labels: Sequence[Label], max_gap: float) -> Optional[Label]:
@@ -104,16 +100,16 @@ def _owner(core: Box, labels: Sequence[Label], max_gap: float) -> Optional[Label
     if label_style(labels) != "left":
         return _centred_owner(core, labels)
     for l in labels:
-        cx, cy = _center(l.box)
+        cx, cy = center(l.box)
         if cx <= core[0] + 0.35 * w and cy <= core[1] + 0.35 * h:
             d = float(np.hypot(cx - core[0], cy - core[1]))
             if d < best_d:
                 best, best_d = l, d
     if best is not None:
         return best
-    mx, my = _center(core)
-    heads = [l for l in labels if _center(l.box)[0] <= mx or _center(l.box)[1] <= my]
-    heads = [l for l in heads if _center(l.box)[1] <= core[3]]
+    mx, my = center(core)
+    heads = [l for l in labels if center(l.box)[0] <= mx or center(l.box)[1] <= my]
+    heads = [l for l in heads if center(l.box)[1] <= core[3]]
     near = min(heads, key=lambda l: box_gap(l.box, core), default=None)
     return near if near is not None and box_gap(near.box, core) <= max_gap else None
 
@@ -203,7 +199,7 @@ def detect_panels(gray: np.ndarray, labels: Sequence[Label] = (), expected: Opti
     cores = merge_fragments(body, W, H)
     if expected and len(labels) == expected >= 2:
         # every label the caption names was read: their places lay out the panels
-        cells = label_regions(gray, [l.box for l in labels], label_style(labels))
+        cells = label_regions(gray, label_boxes, label_style(labels))
         panels = [Panel(label=l.letter, bbox=model.Box.pixels(ink_in(c, body, l.box)), score=round(l.score, 3))
                   for l, c in zip(labels, cells)]
     elif len(labels) >= 2 or (len(labels) == 1 and len(cores) <= 2):

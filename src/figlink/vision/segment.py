@@ -130,6 +130,11 @@ def union(a: Box, b: Box) -> Box:
     return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
 
 
+def center(b: Box) -> tuple[float, float]:
+    """The middle point ``(x, y)`` of ``b``."""
+    return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+
+
 def overlap_area(a: Box, b: Box) -> int:
     w = min(a[2], b[2]) - max(a[0], b[0])
     h = min(a[3], b[3]) - max(a[1], b[1])
