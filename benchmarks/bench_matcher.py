@@ -245,7 +245,7 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
                      f"{len(vectors.keys)} figures", "features from the cache"])
         lines = [json.loads(x) for x in pairs.read_text(encoding="utf-8").split("\n") if x.strip()]
         step = max(1, len(lines) // queries)
-        times, first = [], 0
+        times, first, read = [], 0, []
         for rec in lines[::step][:queries]:
             t = time.perf_counter()
             q, words = embed_query_image(rec["image"], matcher, FeatureCache.disabled())
@@ -253,11 +253,32 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
             best = int(np.argmax(score))
             times.append(time.perf_counter() - t)
             first += vectors.keys[best][1] == rec["id"]
+            read.append((q, words))
         ms = np.array(times) * 1000
         rows.append(["search --image: one query image, cold", f"p50 {np.percentile(ms, 50):.0f} ms",
                      f"p99 {np.percentile(ms, 99):.0f} ms", f"{len(ms)} queries; its own figure first in "
                      f"{first}/{len(ms)}"])
+        rows.append(lexical_term_cost(vectors, read, matcher.lexical_weight))
     return rows
+
+
+def lexical_term_cost(vectors, read: list, weight: float) -> list[str]:
+    """CPU per query of the lexical term: the store's word index against indexing the words per query
+    (what search by image did before the store kept one), on the same query images' OCR words."""
+    from dataclasses import replace
+
+    from figlink.learn.image_search import figure_scores
+
+    def cpu_ms(v) -> tuple[float, list]:
+        t = time.process_time()
+        out = [figure_scores(v, q, words, weight)[2] for q, words in read]
+        return 1000 * (time.process_time() - t) / max(1, len(read)), out
+
+    stored, a = cpu_ms(vectors)
+    per_query, b = cpu_ms(replace(vectors, lexicon=None))
+    same = all(np.allclose(x, y) for x, y in zip(a, b))
+    return ["search --image: lexical term, CPU per query", f"{stored:.1f} ms (word index)",
+            f"{per_query:.1f} ms indexed per query", f"{per_query / max(stored, 1e-9):.1f}x; scores identical: {same}"]
 
 
 def main() -> None:
