@@ -142,3 +142,14 @@ def test_the_words_index_on_disk_scores_as_indexing_them_per_query(corpus, match
         on_disk = image_search.figure_scores(again, again.image[0], query_words, 0.2)[2]
         assert on_disk.max() == pytest.approx(0.2)
         assert on_disk == pytest.approx(image_search.figure_scores(in_memory, again.image[0], query_words, 0.2)[2])
+
+
+def test_a_damaged_words_index_falls_back_to_the_stored_words(corpus, matcher):
+    root, lines = corpus
+    vectors = image_search.update_figure_vectors(root, matcher)
+    query_words = " ".join(json.loads(lines[2])["caption"].split()[:8])
+    good = image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)[2]
+    vectors.lexicon.write_bytes(b"not a database")
+    assert image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)[2] == pytest.approx(good)
+    vectors.lexicon.unlink()
+    assert image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)[2] == pytest.approx(good)

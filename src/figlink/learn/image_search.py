@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -201,10 +202,13 @@ def figure_scores(vectors: FigureVectors, query: np.ndarray, query_words: str,
     sim_image, sim_text = vectors.image @ query, vectors.text @ query
     lexical = np.zeros(len(vectors.keys))
     if lexical_weight and query_words.strip() and len(vectors.words) == len(vectors.keys):
-        if vectors.lexicon is not None:
-            lexical = lexical_weight * lexicon_scores(vectors.lexicon, query_words, len(vectors.keys))
-        else:
-            lexical = lexical_weight * lexical_scores([query_words], vectors.words)[0]
+        try:
+            scores = lexicon_scores(vectors.lexicon, query_words, len(vectors.keys)) if vectors.lexicon else None
+        except sqlite3.Error:  # a damaged or vanished word index: the words themselves give the same numbers
+            scores = None
+        if scores is None:
+            scores = lexical_scores([query_words], vectors.words)[0]
+        lexical = lexical_weight * scores
     return sim_image, sim_text, lexical
 
 
