@@ -119,15 +119,17 @@ def in_process(searcher: Searcher, emb, queries: list[tuple[str, str]], mix: lis
     saved_limits = vectors.EXACT_FILTERED_ROWS, vectors.MAX_FILTERED_CANDIDATES
     for lv in LEVELS:
         vs = v.vectors[lv]
+        lengths = np.diff(np.append(vs.starts, len(vs.vec)))  # rows per document
+        for name, _ in mix:
+            sel = sels[name][lv]
+            out.setdefault(name, {})[lv] = {
+                "share": sel.share, "rows": int(np.dot(sel.mask, lengths)), "recall": {}, "recall_before": {},
+                "recall_ties": {}, "dense_ms": [], "dense_before_ms": [], "lex_ms": [], "lex_before_ms": [],
+                "lex_same": 0, "lex_n": 0}
         for qi, ((q, part), vec) in enumerate(zip(queries, qv)):
             scores = vs.doc_scores(vec) if qi < recall_n else None
             for name, f in mix:
-                sel = sels[name][lv]
-                rows = int(np.dot(sel.mask, np.diff(np.append(vs.starts, len(vs.vec)))))
-                r = out.setdefault(name, {}).setdefault(lv, {
-                    "share": sel.share, "rows": rows, "recall": {}, "recall_before": {}, "recall_ties": {},
-                    "dense_ms": [], "dense_before_ms": [], "lex_ms": [], "lex_before_ms": [], "lex_same": 0,
-                    "lex_n": 0})
+                sel, r = sels[name][lv], out[name][lv]
                 t = time.thread_time()
                 vs.top(vec, 100, sel.mask)
                 r["dense_ms"].append(time.thread_time() - t)

@@ -105,15 +105,13 @@ def row_bits(row_mask: np.ndarray) -> np.ndarray:
     return np.packbits(row_mask, bitorder="little")
 
 
-def search(index, q: np.ndarray, count: int, row_mask: Optional[np.ndarray] = None, share: float = 1.0,
+def search(index, q: np.ndarray, count: int, share: float = 1.0,
            bits: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
-    """About the ``count`` rows nearest to ``q`` (approximate inner product), optionally only rows where
-    ``row_mask`` is set, or given already packed as ``bits`` (:func:`row_bits`); ``share``: the fraction of
-    rows set, which sets how many lists are probed."""
+    """About the ``count`` rows nearest to ``q`` (approximate inner product), optionally only rows set in
+    the bitmap ``bits`` (:func:`row_bits`); ``share``: the fraction of rows set, which sets how many lists
+    are probed."""
     import faiss
 
-    if bits is None and row_mask is not None:
-        bits = row_bits(row_mask)
     nprobe = NPROBE if bits is None else nprobe_for(faiss.extract_index_ivf(index).nlist, share)
     params = faiss.SearchParametersIVF(nprobe=nprobe)  # type: ignore[call-arg]  # SWIG keyword arguments
     if bits is not None:

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from figlink.corpus import Corpus
-from figlink.index import ann, columns, image as image_mod, lexical, store
+from figlink.index import columns, image as image_mod, lexical, store
 from figlink.index.docs import Doc, paper_docs
 from figlink.index.embed import Embedder, default_embedder, default_embedder_name
 from figlink.index.vectors import VectorSet, VectorWriter
@@ -149,12 +149,7 @@ def _build(root: Path, src: Corpus, emb: Optional[Embedder], full: bool,
     columns.save(tmp, *columns.from_db(db))
     db.close()
     for lv, w in writers.items():
-        vec = w.close()
-        prev_ann = prev_dir / f"{lv}.ann" if prev_dir is not None else None
-        index = ann.update(prev_ann, vec, w.kept_rows, w.dropped) if ann.available() else None
-        if index is not None:
-            ann.save(index, tmp / f"{lv}.ann")
-        del vec
+        w.finish(prev_dir / f"{lv}.ann" if prev_dir is not None else None)
     report.image_figures = _write_image(tmp, prev_dir, image, gone) if emb is not None else 0
     signals = ["lexical"] + (["text_dense"] if emb else []) + (["image"] if report.image_figures else [])
     (tmp / "manifest.json").write_text(json.dumps({

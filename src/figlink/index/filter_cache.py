@@ -6,10 +6,11 @@ A UI keeps a facet while the query changes, so the same filter comes again and a
 costs a few milliseconds a level at a million documents. One cache belongs to one loaded index version
 (it is created with the version and dropped with it), so a new version never sees an old one's masks.
 Memory: about 1 byte per document of the level for the mask, 1 bit per vector row for a bitmap (or 8
-bytes per allowed row when the filter is searched exactly), plus 8 to 16 bytes per allowed document
-when the lexical signal puts the allowed ids into its SQL. At 1M panels / 400k figures the benchmark's
-12 filters held 37 MB on both levels (1.5 MB per filter and level), so ``FILTER_CACHE`` = 64 entries
-(32 filters at both levels) hold about 100 MB.
+bytes per allowed row when the filter is searched exactly), plus about 8 bytes per allowed document
+(their ids as JSON) when the lexical signal puts the allowed ids into its SQL. At 1M panels / 400k figures
+the benchmark's 12 filters held 37 MB on both levels (1.5 MB per filter and level; measured while the ids
+were also kept as an array), so ``FILTER_CACHE`` = 64 entries (32 filters at both levels) hold about
+100 MB.
 """
 
 from __future__ import annotations

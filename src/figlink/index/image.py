@@ -17,7 +17,6 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from figlink.index import ann
 from figlink.index.selection import Selection
 from figlink.index.vectors import VectorSet, VectorWriter
 
@@ -77,7 +76,7 @@ def write(folder: Path, signal: ImageSignal, figure_doc: dict[tuple[str, str], i
     rows = sorted((figure_doc[k], i) for i, k in enumerate(signal.keys) if k in figure_doc)
     writer = VectorWriter(folder, PREFIX, signal.weight.shape[0])
     writer.add([d for d, _ in rows], [signal.vectors[[i]] for _, i in rows])
-    _close(writer, folder, None)
+    writer.finish(None)
     np.savez(folder / QUERY_FILE, weight=signal.weight.astype(np.float32), bias=signal.bias.astype(np.float32),
              model=np.array(signal.model))
     return len(rows)
@@ -90,17 +89,9 @@ def carry(prev: Path, folder: Path, gone: set[int]) -> int:
     old = VectorSet.load(prev, PREFIX, with_ann=False)
     writer = VectorWriter(folder, PREFIX, int(old.vec.shape[1]))
     writer.keep(old, gone)
-    _close(writer, folder, prev / f"{PREFIX}.ann")
+    kept = writer.finish(prev / f"{PREFIX}.ann")
     shutil.copyfile(prev / QUERY_FILE, folder / QUERY_FILE)
-    return int(np.load(folder / f"{PREFIX}.docs.npy").shape[0])
-
-
-def _close(writer: VectorWriter, folder: Path, prev_ann: Optional[Path]) -> None:
-    """Finish the vector files and write their ANN index when the set is large (extending ``prev_ann``)."""
-    vec = writer.close()
-    index = ann.update(prev_ann, vec, writer.kept_rows, writer.dropped) if ann.available() else None
-    if index is not None:
-        ann.save(index, folder / f"{PREFIX}.ann")
+    return kept
 
 
 def load(folder: Path) -> Optional[ImageIndex]:

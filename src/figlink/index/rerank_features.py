@@ -157,6 +157,11 @@ def _sibling_gaps(values: Sequence[float], groups: Sequence[Sequence[int]]) -> l
     return out
 
 
+def _bm25(tf: dict[str, int], length: int, avg: float, gidf: dict[str, float]) -> float:
+    """BM25 of one text (k1 1.2, b 0.75) from its query-word counts ``tf``, its length and the mean length."""
+    return sum(gidf.get(k, 0.0) * t * 2.2 / (t + 1.2 * (0.25 + 0.75 * length / avg)) for k, t in tf.items())
+
+
 def _log_rank(r: Optional[int], n: int) -> float:
     return math.log1p(r if r is not None else n + 1)
 
@@ -218,8 +223,7 @@ def features(db: sqlite3.Connection, vectors: Optional[VectorSet], level: str, q
     # BM25 of each field alone (k1 1.2, b 0.75; field lengths relative to the candidates' mean)
     lengths = {d: [len(t.split()) for t in texts.get(d, empty)] for d in docs}
     avg = [max(1.0, sum(lengths[d][j] for d in docs) / n) for j in range(len(FIELD_NAMES))]
-    bm = {d: [sum(gidf.get(k, 0.0) * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * lengths[d][j] / avg[j]))
-                  for k, tf in scans[d][j][0].items()) for j in range(len(FIELD_NAMES))] for d in docs}
+    bm = {d: [_bm25(scans[d][j][0], lengths[d][j], avg[j], gidf) for j in range(len(FIELD_NAMES))] for d in docs}
     bm_top = [max((bm[d][j] for d in docs), default=0.0) or 1.0 for j in range(len(FIELD_NAMES))]
     # rarity of each query word among the candidates (a word every candidate holds says little)
     df = {w: sum(1 for d in docs if any(w in s for s in doc_sets[d])) for w in q_set}
@@ -240,9 +244,8 @@ def features(db: sqlite3.Connection, vectors: Optional[VectorSet], level: str, q
     head_tf = {d: qm.scan(heads[d])[0] for d in docs}
     head_len = {d: len(heads[d].split()) for d in docs}
     head_avg = max(1.0, sum(head_len.values()) / n)
-    head_bm = {d: sum(gidf.get(k, 0.0) * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * head_len[d] / head_avg))
-                      for k, tf in head_tf[d].items()) for d in docs}
-    unions = [q_set & set().union(*doc_sets[c.doc][1:4]) for c in cands]
+    head_bm = {d: _bm25(head_tf[d], head_len[d], head_avg, gidf) for d in docs}
+    unions = [q_set & set().union(*doc_sets[c.doc][1:4]) for c in cands]  # query words in main, refs, ocr
     wcover = [sum(idf[w] for w in u) / idf_sum for u in unions]
     groups = list(per_paper.values())
     dn = [dense.get(c.doc, (0.0, 0.0, False)) for c in cands]
@@ -278,14 +281,13 @@ def features(db: sqlite3.Connection, vectors: Optional[VectorSet], level: str, q
             f[f"bm25_{name}_log"] = math.log1p(fb[j])
         f["cos_main"], f["cos_refs"], f["has_refs_vec"] = cm, cr if has2 else 0.0, float(has2)
         sets = doc_sets[d]
-        union = set().union(*sets[1:4])  # main, refs, ocr
         nq = len(q_set) or 1
         for j, name in enumerate(FIELD_NAMES):
             f[f"cover_{name}"] = len(q_set & sets[j]) / nq
-        f["cover_all"] = len(q_set & union) / nq
+        f["cover_all"] = len(unions[i]) / nq
         f["wcover_main"] = sum(idf[w] for w in q_set & sets[1]) / idf_sum
         f["wcover_refs"] = sum(idf[w] for w in q_set & sets[2]) / idf_sum
-        f["wcover_all"] = sum(idf[w] for w in q_set & union) / idf_sum
+        f["wcover_all"] = wcover[i]
         npairs = len(qm.pairs) or 1
         f["pairs_main"] = scans[d][1][1] / npairs
         f["pairs_refs"] = scans[d][2][1] / npairs

@@ -3,7 +3,7 @@ mask aligned with the level's ascending document ids (:class:`figlink.index.colu
 how many pass. Both signals read it: the lexical one checks its candidates against it, the dense one
 turns it into a row bitmap for the IVF scan or searches the allowed rows exactly.
 
-What the signals derive from it (the count, the allowed ids, a vector set's row bitmap) is computed on
+What the signals derive from it (the count, the allowed ids as JSON, a vector set's row bitmap) is computed on
 first use and kept on the selection, so a selection cached per index version
 (:mod:`figlink.index.filter_cache`) costs nothing the next time its filter comes.
 """
@@ -38,9 +38,9 @@ class Selection:
         """The fraction of the level's documents allowed (1.0 for an empty level)."""
         return self.count / len(self.docs) if len(self.docs) else 1.0
 
-    @cached_property
+    @property
     def ids(self) -> np.ndarray:
-        """The allowed document ids, ascending."""
+        """The allowed document ids, ascending (not kept: what a signal keeps of them, it derives)."""
         return self.docs[self.mask]
 
     def derived(self, name: str, build: Callable[[], T]) -> T:
@@ -52,9 +52,7 @@ class Selection:
 
     def nbytes(self) -> int:
         """Memory held by the mask and what was derived from it (not ``docs``, the level's own array)."""
-        extra = self.__dict__.get("ids")
-        return int(self.mask.nbytes + (0 if extra is None else extra.nbytes)
-                   + sum(_nbytes(v) for v in list(self._derived.values())))
+        return int(self.mask.nbytes + sum(_nbytes(v) for v in list(self._derived.values())))
 
     def allows(self, ids: np.ndarray) -> np.ndarray:
         """Whether each document id in ``ids`` is allowed (ids not of this level are not)."""

@@ -239,3 +239,12 @@ class VectorWriter:
             with open(self.folder / f"{self.prefix}.{name}.npy", "wb") as f:
                 np.save(f, np.concatenate(parts) if parts else np.zeros(0, np.int64))
         return np.load(self.path, mmap_mode="r")
+
+    def finish(self, prev_ann: Optional[Path]) -> int:
+        """:meth:`close`, then write the set's ANN index when it is large (extending ``prev_ann``, the
+        previous version's, when it can); returns how many documents the set holds."""
+        vec = self.close()
+        index = ann_mod.update(prev_ann, vec, self.kept_rows, self.dropped) if ann_mod.available() else None
+        if index is not None:
+            ann_mod.save(index, self.folder / f"{self.prefix}.ann")
+        return sum(len(d) for d in self._docs)
