@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -146,6 +147,18 @@ def figure_normalizers(vectors: FigureVectors, lexical_weight: float, hub: Hubne
     return item_normalizers(bank, hub).astype(np.float32)
 
 
+def _left_out(before: dict[str, int], keep: set[str], tried: list[str], embedded: list[str]) -> dict[str, int]:
+    """Per paper, how many of its figures with an image have no vectors: the kept papers' counts from before,
+    and for the papers just updated, their figures tried (keys, or problem lines that start with one) less
+    those embedded."""
+    def paper(key: str) -> str:
+        return key.split(KEY_SEP, 1)[0]
+
+    counts = {pid: n for pid, n in before.items() if pid in keep}
+    counts.update(Counter(paper(k) for k in tried) - Counter(paper(k) for k in embedded))
+    return counts
+
+
 def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = None,
                           cache: Optional[FeatureCache] = None, ocr: bool = True) -> FigureVectors:
     """Bring ``<corpus>/matcher/`` up to date with the corpus and return its vectors (figures with an image)."""
@@ -195,16 +208,7 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
         read += emb.ocr_text if len(emb.ocr_text) == len(emb.ids) else ["" for _ in emb.ids]
         image.append(emb.image)
         text.append(emb.text)
-    with_image = {pid: 0 for pid in todo}
-    for pair in pairs:
-        with_image[pair.id.split(KEY_SEP, 1)[0]] += 1
-    for line in problems:
-        with_image[line.split(KEY_SEP, 1)[0]] += 1
-    embedded_of = {pid: 0 for pid in todo}
-    for key in (emb.ids if emb else []):
-        embedded_of[key.split(KEY_SEP, 1)[0]] += 1
-    left = {pid: n for pid, n in left.items() if pid in keep}
-    left.update({pid: with_image[pid] - embedded_of[pid] for pid in todo if with_image[pid] > embedded_of[pid]})
+    left = _left_out(left, keep, [p.id for p in pairs] + problems, emb.ids if emb else [])
     dim = matcher.dim
     vectors = FigureVectors(keys, np.concatenate(image) if image else np.zeros((0, dim), np.float32),
                             np.concatenate(text) if text else np.zeros((0, dim), np.float32), words, ocr=read,
