@@ -56,7 +56,7 @@ model-matcher: $(STAMP)
 	FIGLINK_SHARED_DATA=$${FIGLINK_SHARED_DATA:-$(abspath ../shared/data)} \
 	$(VENV)/bin/python -m figlink.learn.reproduce
 
-# the shipped matcher's manifest and card under the current score (lexical weight), its weights kept
+# the shipped matcher's manifest and card under the current score (lexical weight, hubness correction), its weights kept
 model-matcher-rescore: $(STAMP)
 	FIGLINK_SHARED_DATA=$${FIGLINK_SHARED_DATA:-$(abspath ../shared/data)} \
 	$(VENV)/bin/python -m figlink.learn.rescore

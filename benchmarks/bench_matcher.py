@@ -43,13 +43,14 @@ from figlink.learn.cache import FeatureCache  # noqa: E402
 from figlink.learn.dataset import Features, featurize_pairs  # noqa: E402
 from figlink.learn.evaluate import KS, both_ways, bm25_ocr_baseline  # noqa: E402
 from figlink.learn.featurize import print_progress  # noqa: E402
-from figlink.learn.recipe import fit  # noqa: E402
+from figlink.learn.recipe import fit, fold_of_ids  # noqa: E402
 from figlink.learn.records import TEXT_MODES, read_pair_file  # noqa: E402
 from figlink.learn.reproduce import SHIPPED_CONFIG, SHIPPED_SETTINGS  # noqa: E402
-from figlink.learn.train import encode_all, evaluate  # noqa: E402
+from figlink.learn.train import encode_all, evaluate, train_matcher  # noqa: E402
 
 METRICS = [f"R@{k}" for k in KS] + ["MRR"]
-DENSE_ROW = "caption+mentions, cosine only (no lexical term)"
+DENSE_ROW = "caption+mentions, cosine only (no lexical term, no hubness correction)"
+NO_HUB_ROW = "caption+mentions, cosine + lexical (no hubness correction)"
 
 
 def config_for(mode: str):
@@ -96,9 +97,28 @@ def dense_only(model, f: Features, mode: str) -> dict:
     return both_ways(text @ image.T)
 
 
+def ablations(model, f: Features, mode: str) -> dict[str, dict]:
+    """The rows scored with parts of the score left out, and with captions alone, of one c+m model."""
+    return {"caption (c+m model)": evaluate(model, f, "caption"), DENSE_ROW: dense_only(model, f, mode),
+            NO_HUB_ROW: evaluate(model, f, mode, hubness=False)}
+
+
+def tune_ablations(train: Features, mode: str, seed: int, epochs: int) -> dict[str, dict]:
+    """:func:`ablations` on the tune books, each held out in turn from a model trained on the other three
+    for the chosen epoch count (the cross-validation keeps no models), averaged over the books."""
+    folds = np.asarray(fold_of_ids(train.ids))
+    runs: dict[str, list] = {}
+    for k in sorted(set(folds.tolist())):
+        r = train_matcher(train.subset(np.flatnonzero(folds != k)), None, config_for(mode),
+                          replace(SHIPPED_SETTINGS, seed=seed, text_mode=mode, epochs=epochs))
+        for row, m in ablations(r.model, train.subset(np.flatnonzero(folds == k)), mode).items():
+            runs.setdefault(row, []).append(m)
+    return {row: mean_metrics(ms) for row, ms in runs.items()}
+
+
 def run_seeds(train: Features, sets: dict[str, Features], seeds: list[int], epochs: int):
     """results[row][set] = list over seeds of metrics; timings in seconds."""
-    rows = (*TEXT_MODES, "caption (c+m model)", DENSE_ROW)
+    rows = (*TEXT_MODES, "caption (c+m model)", NO_HUB_ROW, DENSE_ROW)
     results: dict = {m: {s: [] for s in (TUNE, *sets)} for m in rows}
     times, chosen = [], []
     for mode in TEXT_MODES:
@@ -111,8 +131,11 @@ def run_seeds(train: Features, sets: dict[str, Features], seeds: list[int], epoc
             for name, f in sets.items():
                 results[mode][name].append(evaluate(r.model, f, mode))
                 if mode == "caption+mentions":
-                    results["caption (c+m model)"][name].append(evaluate(r.model, f, "caption"))
-                    results[DENSE_ROW][name].append(dense_only(r.model, f, mode))
+                    for row, m in ablations(r.model, f, mode).items():
+                        results[row][name].append(m)
+            if mode == "caption+mentions":
+                for row, m in tune_ablations(train, mode, seed, sel.epochs).items():
+                    results[row][TUNE].append(m)
             print(f"  {mode} seed {seed}: {sel.epochs} epochs, {times[-1]:.0f} s", flush=True)
     return results, times, chosen
 
@@ -232,7 +255,9 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
     (its OCR and EfficientNet not cached): p50 / p99 latency, and how often the figure itself comes first."""
     import figlink
     from figlink.learn.embedder import load_matcher
-    from figlink.learn.image_search import embed_query_image, figure_scores, update_figure_vectors
+    from figlink.learn.image_search import (embed_query_image, figure_normalizers, figure_scores, hub_normalizers,
+                                            hubness_of,
+                                            update_figure_vectors)
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -243,21 +268,30 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
         vectors = update_figure_vectors(Path(tmp) / "c", matcher, FeatureCache(args.cache))
         rows.append(["search --image: embed the corpus's figures once", f"{time.perf_counter() - t:.0f} s",
                      f"{len(vectors.keys)} figures", "features from the cache"])
+        t, c = time.perf_counter(), time.process_time()
+        figure_normalizers(vectors, matcher.lexical_weight, hubness_of(matcher))
+        rows.append(["search --image: the figures' hubness normalizers (part of writing the vectors)",
+                     f"{time.perf_counter() - t:.2f} s wall", f"{time.process_time() - c:.2f} s CPU",
+                     f"bank of {len(vectors.keys)} figure images"])
+        hub = hub_normalizers(vectors)
         lines = [json.loads(x) for x in pairs.read_text(encoding="utf-8").split("\n") if x.strip()]
         step = max(1, len(lines) // queries)
-        times, first, read = [], 0, []
+        times, cpu, first, first_before, read = [], [], 0, 0, []
         for rec in lines[::step][:queries]:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             q, words = embed_query_image(rec["image"], matcher, FeatureCache.disabled())
-            score = sum(figure_scores(vectors, q, words, matcher.lexical_weight))
-            best = int(np.argmax(score))
+            before = sum(figure_scores(vectors, q, words, matcher.lexical_weight))
+            best = int(np.argmax(before - hub))
             times.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
             first += vectors.keys[best][1] == rec["id"]
+            first_before += vectors.keys[int(np.argmax(before))][1] == rec["id"]
             read.append((q, words))
-        ms = np.array(times) * 1000
-        rows.append(["search --image: one query image, cold", f"p50 {np.percentile(ms, 50):.0f} ms",
-                     f"p99 {np.percentile(ms, 99):.0f} ms", f"{len(ms)} queries; its own figure first in "
-                     f"{first}/{len(ms)}"])
+        ms, cpu_ms = np.array(times) * 1000, np.array(cpu) * 1000
+        rows.append(["search --image: one query image, cold", f"p50 {np.percentile(ms, 50):.0f} ms "
+                     f"({np.percentile(cpu_ms, 50):.0f} CPU)", f"p99 {np.percentile(ms, 99):.0f} ms",
+                     f"{len(ms)} queries; its own figure first in {first}/{len(ms)} "
+                     f"({first_before} without the hubness correction)"])
         rows.append(lexical_term_cost(vectors, read, matcher.lexical_weight))
     return rows
 

@@ -1,6 +1,6 @@
 """Search by image through the matcher: the figure vectors of a corpus (made once, updated when papers
 change), `figlink search --image`, and `POST /api/search` with an image. Built on six OpenStax sample
-pairs; the shipped matcher runs without OCR here (fast), so pictures are compared by EfficientNet only."""
+pairs; the shipped matcher runs without OCR here (fast), so pictures are compared by EfficientNet only; the hubness correction is on."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -17,6 +18,7 @@ pytest.importorskip("torch")
 import figlink  # noqa: E402
 from figlink.learn import image_search  # noqa: E402
 from figlink.learn.embedder import load_matcher  # noqa: E402
+from figlink.learn.hubness import Hubness, item_normalizers  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "pairs"
 
@@ -27,7 +29,7 @@ class _NoOcr:
     def __init__(self) -> None:
         self.inner = load_matcher()
         self.dim, self.manifest = self.inner.dim, {**self.inner.manifest, "test": "no-ocr"}
-        self.lexical_weight = self.inner.lexical_weight
+        self.lexical_weight, self.hubness = self.inner.lexical_weight, Hubness()  # the correction on, as shipped
 
     def embed(self, pairs, text_mode, cache, device="cpu", ocr=True):
         return self.inner.embed(pairs, text_mode, cache, device, ocr=False)
@@ -153,3 +155,54 @@ def test_a_damaged_words_index_falls_back_to_the_stored_words(corpus, matcher):
     assert image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)[2] == pytest.approx(good)
     vectors.lexicon.unlink()
     assert image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)[2] == pytest.approx(good)
+
+
+def test_the_store_keeps_each_figures_hubness_normalizer_and_search_takes_it_off(corpus, matcher):
+    root, lines = corpus
+    vectors = image_search.update_figure_vectors(root, matcher)
+    # no OCR here, so the bank's scores are the cosines of every stored image to every stored text
+    by_hand = item_normalizers(vectors.image @ vectors.text.T, Hubness())
+    assert vectors.hub is not None and vectors.hub == pytest.approx(by_hand, abs=1e-5)
+    assert vectors.ocr == [""] * 6
+    again = image_search.update_figure_vectors(root, matcher)  # read back from the store
+    assert again.embedded == 0 and again.hub == pytest.approx(vectors.hub)
+    query = SAMPLE / json.loads(lines[1])["image"]
+    for h in image_search.search_by_image(root, query, k=6, matcher=matcher):
+        assert h.score == pytest.approx(h.image_similarity + h.text_similarity + h.lexical - h.hub, abs=1e-5)
+    i = [k[1] for k in vectors.keys].index(json.loads(lines[1])["id"])
+    assert image_search.search_by_image(root, query, k=1, matcher=matcher)[0].hub == pytest.approx(vectors.hub[i])
+
+
+def test_a_store_written_before_the_normalizers_is_embedded_again(corpus, matcher):
+    from figlink.cli import app
+
+    root, lines = corpus
+    image_search.update_figure_vectors(root, matcher)
+    store = root / image_search.STORE
+    with np.load(store / "vectors.npz") as z:  # the files as the previous version wrote them
+        old = {k: z[k] for k in ("keys", "image", "text", "words")}
+    np.savez(store / "vectors.npz", **old)
+    state = json.loads((store / "state.json").read_text(encoding="utf-8"))
+    (store / "state.json").write_text(json.dumps({k: v for k, v in state.items() if k not in ("hub", "left_out")}))
+    res = CliRunner().invoke(app, ["search", "--image", str(SAMPLE / json.loads(lines[0])["image"]),
+                                   "--corpus", str(root), "-k", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    assert "written before it kept each figure's OCR words and hubness normalizer" in res.stderr
+    assert json.loads(res.stdout)["hits"][0]["figure_id"] == json.loads(lines[0])["id"]
+    vectors = image_search.update_figure_vectors(root, matcher)
+    assert vectors.embedded == 0 and vectors.hub is not None and not vectors.notes
+
+
+def test_search_by_image_says_how_many_figures_it_leaves_out(corpus, matcher):
+    from figlink.cli import app
+
+    root, lines = corpus
+    shutil.rmtree(root / image_search.STORE, ignore_errors=True)  # no vectors yet
+    gone = next((root / "images").rglob("*.jpg"))
+    gone.unlink()  # one figure's image vanished from the corpus: it cannot be embedded
+    args = ["search", "--image", str(SAMPLE / json.loads(lines[0])["image"]), "--corpus", str(root), "--json"]
+    for _ in range(2):  # the first run embeds, the second finds nothing new: both say it
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 0, res.output
+        assert "1 figure with an image left out of the search" in res.stderr
+        assert len(json.loads(res.stdout)["hits"]) == 5

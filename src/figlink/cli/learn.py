@@ -210,14 +210,22 @@ def image_search(image: Path, corpus: Path, k: int, as_json: bool) -> None:
     from figlink.corpus import Corpus
 
     _require_learn_extra()
-    from figlink.learn.image_search import hit_records, search_by_image
+    from figlink.learn import image_search as searching
 
     if not Corpus.exists(corpus):
         _fail(f"no corpus at {corpus}")
     if not 1 <= k <= 1000:
         _fail(f"-k must be 1-1000, not {k}")
     try:
-        hits = hit_records(corpus, search_by_image(corpus, image, k=k))
+        matcher = searching.load_matcher()
+        vectors = searching.update_figure_vectors(corpus, matcher)
+        for line in vectors.notes:
+            err.print(line, highlight=False, markup=False)
+        if vectors.left_out:
+            n = vectors.left_out
+            err.print(f"{n} figure{'s' if n != 1 else ''} with an image left out of the search (no matcher vectors: "
+                      "the image could not be read)", highlight=False)
+        hits = searching.hit_records(corpus, searching.search_figures(vectors, image, k, matcher))
     except FiglinkError as e:
         _fail(str(e))
     if as_json:

@@ -32,6 +32,7 @@ class DualEncoderMatcher:
         self.dim = model.out_dim
         self.manifest = manifest or {}
         self.lexical_weight = model.config.lexical_weight if model.config.use_ocr else 0.0
+        self.hubness = model.config.hubness()
 
     def embed(self, pairs: Sequence[FigurePair], text_mode: TextMode, cache: FeatureCache,
               device: str = "cpu", ocr: bool = True) -> Embeddings:

@@ -6,12 +6,15 @@ The corpus's figures are embedded once by the matcher (image tower and caption +
 ``state.json`` (the model and the paper fingerprints they were made from). :func:`update_figure_vectors` embeds only papers written since
 (by :meth:`figlink.corpus.Corpus.fingerprints`) and drops removed ones; a different model re-embeds all.
 The store lives beside the search index, not in it: the index is rebuilt by :mod:`figlink.index`, this is
-the matcher's own.
+the matcher's own. It also keeps each figure's OCR words and its hubness normalizer (:mod:`figlink.learn.hubness`:
+the figure's text side scored by a bank of the corpus's own figure images, balanced by Sinkhorn iterations),
+recomputed whenever the vectors change; a store written before it kept them is re-embedded on its next update.
 
 A query image is embedded by the image tower (with its OCR text) and each figure is scored
 ``cos(query, figure image) + cos(query, figure text) + w × lexical``: the matcher's image → text score
 (its cosine plus its lexical term, BM25 of the query's OCR text against the figures' words scaled to
-[0, 1] by the best, :mod:`figlink.learn.lexical`) plus the similarity of the two pictures in the same space.
+[0, 1] by the best, :mod:`figlink.learn.lexical`, less the figure's hubness normalizer) plus the similarity of
+the two pictures in the same space.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import hashlib
 import json
 import os
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -31,6 +35,7 @@ from figlink.index.image import ImageSignal
 from figlink.learn.cache import FeatureCache
 from figlink.learn.embedder import load_matcher
 from figlink.learn.embeddings import Matcher
+from figlink.learn.hubness import Hubness, bank_rows, item_normalizers
 from figlink.learn.lexical import lexical_scores, lexicon_scores, write_lexicon
 from figlink.learn.records import FigurePair, TextMode
 
@@ -49,8 +54,12 @@ class FigureVectors:
     text: np.ndarray  # (n, d) float32, unit rows
     words: list[str] = field(default_factory=list)  # caption + mentions of each figure, for the lexical term
     lexicon: Optional[Path] = None  # those words indexed (learn.lexical.write_lexicon), row i = figure i
+    ocr: Optional[list[str]] = None  # the words read in each figure's image (None: a store written before it)
+    hub: Optional[np.ndarray] = None  # (n,) each figure's hubness normalizer (None: none computed)
     embedded: int = 0  # figures embedded by the last update
     problems: list[str] = field(default_factory=list)  # figures the last update left out, one line each
+    left_out: int = 0  # figures with an image that have no vectors (all updates; each paper's last count)
+    notes: list[str] = field(default_factory=list)  # what the last update did beyond embedding new figures
 
     @property
     def failed(self) -> int:
@@ -69,6 +78,7 @@ class ImageHit:
     image_similarity: float
     text_similarity: float
     lexical: float = 0.0  # the matcher's lexical term, weighted
+    hub: float = 0.0  # the figure's hubness normalizer, taken off its score
 
 
 def _model_id(matcher: Matcher) -> str:
@@ -82,6 +92,10 @@ def _read_store(folder: Path) -> tuple[dict, Optional[FigureVectors]]:
         with np.load(folder / "vectors.npz", allow_pickle=False) as z:
             keys = [tuple(k.split(KEY_SEP, 1)) for k in z["keys"].tolist()]
             vectors = FigureVectors(keys, z["image"], z["text"], z["words"].tolist())  # type: ignore[arg-type]
+            if "ocr" in z.files and len(z["ocr"]) == len(keys):
+                vectors.ocr = z["ocr"].tolist()
+            if "hub" in z.files and len(z["hub"]) == len(keys) and state.get("hub"):
+                vectors.hub = z["hub"]
         if (folder / LEXICON).is_file() and state.get("lexicon") == len(keys):
             vectors.lexicon = folder / LEXICON
         return state, vectors
@@ -100,11 +114,49 @@ def _write_store(folder: Path, state: dict, vectors: FigureVectors) -> None:
     with tmp.open("wb") as f:
         np.savez(f, keys=np.array([KEY_SEP.join(k) for k in vectors.keys], dtype=str),
                  image=vectors.image.astype(np.float32), text=vectors.text.astype(np.float32),
-                 words=np.array(vectors.words, dtype=str))
+                 words=np.array(vectors.words, dtype=str), ocr=np.array(vectors.ocr or [], dtype=str),
+                 hub=np.zeros(0, np.float32) if vectors.hub is None else vectors.hub.astype(np.float32))
     os.replace(tmp, folder / "vectors.npz")
     tmp = folder / ".state.json.tmp"
     tmp.write_text(json.dumps(state), encoding="utf-8")
     os.replace(tmp, folder / "state.json")
+
+
+def hubness_of(matcher: Matcher) -> Hubness:
+    """The matcher's hubness correction (off for a matcher object made before it had one)."""
+    hub = getattr(matcher, "hubness", None)
+    return hub if isinstance(hub, Hubness) else Hubness(0.0)
+
+
+def _hub_settings(matcher: Matcher) -> Optional[dict]:
+    """What the stored normalizers depend on besides the vectors (None: the matcher scores without them)."""
+    hub = hubness_of(matcher)
+    return {"temperature": hub.temperature, "iterations": hub.iterations,
+            "lexical_weight": matcher.lexical_weight} if hub.on else None
+
+
+def figure_normalizers(vectors: FigureVectors, lexical_weight: float, hub: Hubness) -> np.ndarray:
+    """Each stored figure's hubness normalizer: its text side scored as search by image scores it (cosine +
+    the weighted lexical term) by a bank of the corpus's own figure images (:func:`hubness.bank_rows`)."""
+    rows = bank_rows(len(vectors.keys))
+    bank = (vectors.image[rows] @ vectors.text.T).astype(np.float32)
+    ocr = vectors.ocr or []
+    queries = [ocr[i] for i in rows] if len(ocr) == len(vectors.keys) else []
+    if lexical_weight and any(q.strip() for q in queries):
+        bank += (lexical_weight * lexical_scores(queries, vectors.words)).astype(np.float32)
+    return item_normalizers(bank, hub).astype(np.float32)
+
+
+def _left_out(before: dict[str, int], keep: set[str], tried: list[str], embedded: list[str]) -> dict[str, int]:
+    """Per paper, how many of its figures with an image have no vectors: the kept papers' counts from before,
+    and for the papers just updated, their figures tried (keys, or problem lines that start with one) less
+    those embedded."""
+    def paper(key: str) -> str:
+        return key.split(KEY_SEP, 1)[0]
+
+    counts = {pid: n for pid, n in before.items() if pid in keep}
+    counts.update(Counter(paper(k) for k in tried) - Counter(paper(k) for k in embedded))
+    return counts
 
 
 def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = None,
@@ -117,9 +169,15 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
     folder = Path(corpus_dir) / STORE
     state, old = _read_store(folder)
     model = _model_id(matcher)
+    notes: list[str] = []
+    if old is not None and old.ocr is None:
+        notes.append(f"the matcher store at {folder} was written before it kept each figure's OCR words and "
+                     f"hubness normalizer: its {len(old.keys)} figures are embedded again")
+        state, old = {}, None
     if state.get("model") != model or state.get("ocr") != ocr:
         state, old = {}, None
     done: dict[str, str] = state.get("papers", {})
+    left: dict[str, int] = state.get("left_out", {})
     with Corpus(corpus_dir, readonly=True) as corpus:
         prints = corpus.fingerprints()
         todo = sorted(pid for pid, fp in prints.items() if done.get(pid) != fp)
@@ -140,23 +198,31 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
     emb = matcher.embed(pairs, TEXT_MODE, cache, ocr=ocr) if pairs else None
     keys = [old.keys[i] for i in rows] if old is not None else []
     words = [old.words[i] for i in rows] if old is not None else []
+    read = [(old.ocr or [])[i] for i in rows] if old is not None else []
     image = [old.image[rows]] if old is not None else []
     text = [old.text[rows]] if old is not None else []
     if emb is not None:
         keys += [tuple(i.split(KEY_SEP, 1)) for i in emb.ids]  # type: ignore[misc]
         text_of = {p.id: p.text(TEXT_MODE) for p in pairs}
         words += [text_of[i] for i in emb.ids]
+        read += emb.ocr_text if len(emb.ocr_text) == len(emb.ids) else ["" for _ in emb.ids]
         image.append(emb.image)
         text.append(emb.text)
+    left = _left_out(left, keep, [p.id for p in pairs] + problems, emb.ids if emb else [])
     dim = matcher.dim
     vectors = FigureVectors(keys, np.concatenate(image) if image else np.zeros((0, dim), np.float32),
-                            np.concatenate(text) if text else np.zeros((0, dim), np.float32), words,
+                            np.concatenate(text) if text else np.zeros((0, dim), np.float32), words, ocr=read,
                             embedded=len(emb.ids) if emb else 0,
-                            problems=problems + ([b.line() for b in emb.bad] if emb else []))
-    if todo or old is None or len(rows) != len(old.keys) or old.lexicon is None:
-        _write_store(folder, {"model": model, "ocr": ocr, "papers": {p: prints[p] for p in prints}}, vectors)
+                            problems=problems + ([b.line() for b in emb.bad] if emb else []),
+                            left_out=sum(left.values()), notes=notes)
+    hub = _hub_settings(matcher)
+    changed = todo or old is None or len(rows) != len(old.keys)
+    if changed or old is None or old.lexicon is None or state.get("hub") != hub:
+        vectors.hub = figure_normalizers(vectors, matcher.lexical_weight, hubness_of(matcher)) if hub else None
+        _write_store(folder, {"model": model, "ocr": ocr, "papers": {p: prints[p] for p in prints},
+                              "left_out": left, "hub": hub}, vectors)
     else:
-        vectors.lexicon = old.lexicon
+        vectors.lexicon, vectors.hub = old.lexicon, old.hub
     return vectors
 
 
@@ -212,19 +278,31 @@ def figure_scores(vectors: FigureVectors, query: np.ndarray, query_words: str,
     return sim_image, sim_text, lexical
 
 
+def hub_normalizers(vectors: FigureVectors) -> np.ndarray:
+    """The stored figures' hubness normalizers (zeros when the matcher scores without them)."""
+    return vectors.hub.astype(np.float64) if vectors.hub is not None else np.zeros(len(vectors.keys))
+
+
+def search_figures(vectors: FigureVectors, image: str | Path, k: int, matcher: Matcher,
+                   cache: Optional[FeatureCache] = None, ocr: bool = True) -> list[ImageHit]:
+    """The ``k`` stored figures nearest to an image: ``cos(image) + cos(text) + lexical − hubness normalizer``."""
+    query, words = embed_query_image(image, matcher, cache, ocr=ocr)
+    if not vectors.keys:
+        return []
+    sim_image, sim_text, lexical = figure_scores(vectors, query, words, matcher.lexical_weight)
+    hub = hub_normalizers(vectors)
+    score = sim_image + sim_text + lexical - hub
+    top = np.argsort(-score, kind="stable")[:k]
+    return [ImageHit(r + 1, float(score[i]), vectors.keys[i][0], vectors.keys[i][1], float(sim_image[i]),
+                     float(sim_text[i]), float(lexical[i]), float(hub[i])) for r, i in enumerate(top)]
+
+
 def search_by_image(corpus_dir: str | Path, image: str | Path, k: int = 10, matcher: Optional[Matcher] = None,
                     cache: Optional[FeatureCache] = None, ocr: bool = True) -> list[ImageHit]:
     """The ``k`` figures of a corpus nearest to an image (embedding new figures of the corpus first)."""
     matcher = matcher or load_matcher()
     vectors = update_figure_vectors(corpus_dir, matcher, cache, ocr=ocr)
-    query, words = embed_query_image(image, matcher, cache, ocr=ocr)
-    if not vectors.keys:
-        return []
-    sim_image, sim_text, lexical = figure_scores(vectors, query, words, matcher.lexical_weight)
-    score = sim_image + sim_text + lexical
-    top = np.argsort(-score, kind="stable")[:k]
-    return [ImageHit(r + 1, float(score[i]), vectors.keys[i][0], vectors.keys[i][1], float(sim_image[i]),
-                     float(sim_text[i]), float(lexical[i])) for r, i in enumerate(top)]
+    return search_figures(vectors, image, k, matcher, cache, ocr=ocr)
 
 
 def hit_records(corpus_dir: str | Path, hits: list[ImageHit]) -> list[dict]:
@@ -245,5 +323,5 @@ def hit_records(corpus_dir: str | Path, hits: list[ImageHit]) -> list[dict]:
                     "image": fig.image, "title": paper.title, "year": paper.year,
                     "figure_type": fig.figure_type.label if fig.figure_type else None,
                     "signals": {"image": round(h.image_similarity, 6), "text": round(h.text_similarity, 6),
-                                "lexical": round(h.lexical, 6)}})
+                                "lexical": round(h.lexical, 6), "hub": round(h.hub, 6)}})
     return out

