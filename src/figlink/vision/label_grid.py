@@ -28,24 +28,18 @@ MISPLACED = 1.0  # weight of a label off its place, against the ink share a cut 
 ROOM = 2  # a panel is at least this many label widths wide and label heights tall
 
 
-def _line_ink(line: np.ndarray) -> float:
-    """Share of a line's pixels off its median (0 on white space and on a uniform rule)."""
-    if line.size == 0:
-        return 1.0
-    return float(np.mean(np.abs(line - np.median(line)) > UNIFORM_TOL))
-
-
 def _best_line(gray: np.ndarray, region: Box, axis: int, order: Sequence[int]) -> tuple[float, int]:
     """The blankest line across ``region`` among positions ``order`` (rows for axis 1, columns for 0),
-    the earliest in ``order`` among equals: (its ink share, its position)."""
+    the earliest in ``order`` among equals: (its ink share, its position). A line's ink is the share of
+    its pixels off its median (0 on white space and on a uniform rule)."""
     x0, y0, x1, y1 = region
-    best = (2.0, order[0])
-    for pos in order:
-        line = gray[pos, x0:x1] if axis == 1 else gray[y0:y1, pos]
-        ink = _line_ink(line.astype(np.float32))
-        if ink < best[0] - 1e-9:
-            best = (ink, pos)
-    return best
+    pos = np.asarray(order)
+    lines = (gray[pos, x0:x1] if axis == 1 else gray[y0:y1, pos].T).astype(np.float32)
+    if lines.shape[1] == 0:
+        return 1.0, order[0]
+    ink = np.mean(np.abs(lines - np.median(lines, axis=1, keepdims=True)) > UNIFORM_TOL, axis=1)
+    k = int(np.argmin(ink))
+    return float(ink[k]), order[k]
 
 
 def _band(lo: int, hi: int, tol: int, axis: int, style: str) -> list[int]:
@@ -109,14 +103,15 @@ def label_regions(gray: np.ndarray, labels: Sequence[Box], style: str = "left",
     (corners), "top-center" or "bottom-center"."""
     H, W = gray.shape
     places = ("top-left", "bottom-left") if style == "left" else (style,)
-    best = min((_layout(gray, labels, style, place, pieces) for place in places), key=lambda r: r[0])
+    cuts: dict[tuple[Box, tuple[int, ...]], list[tuple[float, Box, Box]]] = {}
+    best = min((_layout(gray, labels, style, place, pieces, cuts) for place in places), key=lambda r: r[0])
     return [best[1].get(i, (0, 0, W, H)) for i in range(len(labels))]
 
 
-def _layout(gray: np.ndarray, labels: Sequence[Box], style: str, place: str,
-            pieces: Sequence[Box]) -> tuple[float, dict[int, Box]]:
+def _layout(gray: np.ndarray, labels: Sequence[Box], style: str, place: str, pieces: Sequence[Box],
+            cuts: dict[tuple[Box, tuple[int, ...]], list[tuple[float, Box, Box]]]) -> tuple[float, dict[int, Box]]:
     """The least-cost guillotine layout with every label at ``place`` of its panel: (cost, region
-    per label index)."""
+    per label index). ``cuts`` keeps the cuts of each part (the same for every place)."""
     H, W = gray.shape
     memo: dict[tuple[Box, tuple[int, ...]], tuple[float, dict[int, Box]]] = {}
 
@@ -130,7 +125,9 @@ def _layout(gray: np.ndarray, labels: Sequence[Box], style: str, place: str,
             res: tuple[float, dict[int, Box]] = (MISPLACED * misplaced(labels[i], panel, place), {i: region})
         else:
             res = (float("inf"), {i: region for i in idx})  # labels no cut parts: each keeps the region
-            options = _cuts(gray, region, [labels[i] for i in idx], style)
+            if key not in cuts:
+                cuts[key] = _cuts(gray, region, [labels[i] for i in idx], style)
+            options = cuts[key]
             least = min((o[0] for o in options), default=0.0)
             for ink, *parts in (o for o in options if o[0] <= least + TIE):
                 cost, cells = ink, {}
