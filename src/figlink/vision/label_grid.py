@@ -9,10 +9,10 @@ printed under it; anywhere between two centred labels of a row), on the line of 
 ink its cuts cross plus, per label, how far it sits from its place on its panel (the panel being its
 part shrunk to the ink of the XY-cut pieces inside it). The place is learned from the labels: a top or
 a bottom left corner for corner labels (whichever fits the figure's labels better), the middle of the
-top or bottom edge for centred ones. Only cuts about as clean as the cleanest of their part compete
-(:data:`TIE`): the labels decide where ink cannot, e.g. a tall panel beside two short ones against a
-wide panel over two, or a label printed inside a plot area, which a strip cut beside it would leave
-half-way down its panel. This parts panels that touch, which whitespace cuts cannot.
+top or bottom edge for centred ones. The labels decide where ink cannot: a tall panel beside two short
+ones against a wide panel over two, a label printed inside a plot area (a strip cut beside it would
+leave it half-way down its panel), a cut just under a label (its panel would be the label alone).
+This parts panels that touch, which whitespace cuts cannot.
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ import numpy as np
 
 from figlink.vision.segment import UNIFORM_TOL, Box, area, center, overlap_area, union
 
-TIE = 0.05  # ink share within which cuts count as equally clean: the label places decide between them
-MISPLACED = 1.0  # weight of a label off its place, against the ink share a cut crosses
+MISPLACED = 0.2  # weight of a label off its place (panel widths + heights) against the ink share of a cut
 ROOM = 2  # a panel is at least this many label widths wide and label heights tall
 
 
@@ -127,9 +126,7 @@ def _layout(gray: np.ndarray, labels: Sequence[Box], style: str, place: str, pie
             res = (float("inf"), {i: region for i in idx})  # labels no cut parts: each keeps the region
             if key not in cuts:
                 cuts[key] = _cuts(gray, region, [labels[i] for i in idx], style)
-            options = cuts[key]
-            least = min((o[0] for o in options), default=0.0)
-            for ink, *parts in (o for o in options if o[0] <= least + TIE):
+            for ink, *parts in cuts[key]:
                 cost, cells = ink, {}
                 for part in parts:
                     inside = tuple(i for i in idx if _centre_in(labels[i], part))
