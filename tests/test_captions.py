@@ -59,6 +59,20 @@ def test_words_that_look_like_labels(caption: str, expected: list[str]) -> None:
     assert labels_of(split_caption(caption)) == expected
 
 
+def test_letters_of_an_abbreviation_are_not_labels() -> None:
+    # eLife 15600 Figure 1 (samples/elife/elife-15600.xml): "… Error bars show +/– S.E.M. MSIn = …" once read
+    # "E." after "S." as a fifth panel's opener. A period glued to the next letter after a one-letter word
+    # abbreviates; after a word or a bracket it still ends a clause ("(lym).C. uPAR-positive cells").
+    from figlink.ingest.jats import parse_jats
+    from pathlib import Path
+
+    xml = Path(__file__).resolve().parents[1] / "samples" / "elife" / "elife-15600.xml"
+    caption = parse_jats(xml).figure("fig1").caption
+    assert "S.E.M. MSIn" in caption
+    assert labels_of(split_caption(caption)) == ["a", "b", "c", "d"]
+    assert labels_of(split_caption("A. Little staining. B. Strong staining (lym).C. Counts per mouse.")) == ["a", "b", "c"]
+
+
 def test_figure_mentions_are_not_panel_labels() -> None:
     cap = "Controls. (a) As in Figure 2b, cells. (b) Mice, see Fig. 3c."
     split = split_caption(cap)

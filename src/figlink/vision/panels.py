@@ -199,7 +199,7 @@ def detect_panels(gray: np.ndarray, labels: Sequence[Label] = (), expected: Opti
     cores = merge_fragments(body, W, H)
     if expected and len(labels) == expected >= 2:
         # every label the caption names was read: their places lay out the panels
-        cells = label_regions(gray, label_boxes, label_style(labels))
+        cells = label_regions(gray, label_boxes, label_style(labels), body)
         panels = [Panel(label=l.letter, bbox=model.Box.pixels(ink_in(c, body, l.box)), score=round(l.score, 3))
                   for l, c in zip(labels, cells)]
     elif len(labels) >= 2 or (len(labels) == 1 and len(cores) <= 2):
