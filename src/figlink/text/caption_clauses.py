@@ -64,22 +64,27 @@ def source_notes(text: str, body: int) -> list[tuple[int, int]]:
     return out
 
 
+def outside(start: int, end: int, cuts: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of ``[start, end)`` that none of the sorted ``cuts`` covers."""
+    out: list[tuple[int, int]] = []
+    c = start
+    for a, b in cuts:
+        if b <= c or a >= end:
+            continue
+        if a > c:
+            out.append((c, a))
+        c = min(b, end)
+    if c < end:
+        out.append((c, end))
+    return out
+
+
 def carve_shared(pieces: list[Span], spans: list[tuple[int, int]]) -> list[Span]:
     """The pieces with ``spans`` cut out of labeled pieces and given to the shared text."""
     if not spans:
         return pieces
-    out: list[Span] = []
-    for s, e, labels in pieces:
-        c = s
-        for a, b in spans:
-            if not labels or b <= c or a >= e:
-                continue
-            if a > c:
-                out.append((c, a, labels))
-            c = max(c, min(b, e))
-        if c < e:
-            out.append((c, e, labels))
-    return out + [(a, b, ()) for a, b in spans]
+    kept = [(a, b, labels) for s, e, labels in pieces for a, b in (outside(s, e, spans) if labels else [(s, e)])]
+    return kept + [(a, b, ()) for a, b in spans]
 
 
 def ties_to(named: "tuple[str, ...] | set[str]", group: tuple[str, ...]) -> bool:

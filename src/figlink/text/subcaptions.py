@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from figlink.model import CaptionSplit, Subcaption
 from figlink.text.caption_clauses import WORD_CHAR, Span, about_all_is_shared, carve_shared, clause_start, closing_paren, \
-    is_generic, last_clause_note, list_lead_in, merge_pieces, named_beyond, one_clause, source_notes, ties_to, trim
+    is_generic, last_clause_note, list_lead_in, merge_pieces, named_beyond, one_clause, outside, source_notes, ties_to, trim
 from figlink.text.caption_sentences import sentence_spans
 from figlink.text.label_roles import Tok, assign_roles, find_label_tokens, next_char
 from figlink.text.labels import label_order, sort_labels
@@ -223,16 +223,9 @@ def _carve(pieces: list[Span], holes: list[_Piece]) -> list[Span]:
         if p[2]:
             out.append(p)
             continue
-        ps, pe, _ = p
         cuts = sorted((h.start if h.hole_start is None else h.hole_start, h.end if h.hole_end is None else h.hole_end)
-                      for h in holes if not h.labels and h.start < pe and ps < h.end)
-        c = ps
-        for a, b in cuts:
-            if a > c:
-                out.append((c, a, ()))
-            c = max(c, b)
-        if c < pe:
-            out.append((c, pe, ()))
+                      for h in holes if not h.labels and h.start < p[1] and p[0] < h.end)
+        out += [(a, b, ()) for a, b in outside(p[0], p[1], cuts)]
     return out
 
 
