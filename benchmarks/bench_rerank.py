@@ -34,6 +34,7 @@ from train_rerank import VectorTable  # noqa: E402
 
 from figlink.corpus import Corpus  # noqa: E402
 from figlink.index import Searcher, build_index, store  # noqa: E402
+from figlink.index.embed import encode_query  # noqa: E402
 from figlink.index.rerank import default_model  # noqa: E402
 
 
@@ -99,7 +100,7 @@ def scale(work: Path, corpus: Path, queries, qvec: np.ndarray, emb, panels: int,
     lat = []
     for q in texts[:100]:
         t0 = time.perf_counter()
-        enc.encode([q])
+        encode_query(enc, q)
         lat.append(time.perf_counter() - t0)
     p50, p99 = pct(lat)
     rows.append(["(any)", "-", "MiniLM query encoding (add to the above)", p50, p99])
@@ -134,7 +135,7 @@ def main() -> None:
         build_part(part_files(part, a.every), a.work / f"{part}{a.every}", embs[part])
         if a.scale_only:
             continue
-        corpus, queries, qvec = load_part(a.work / f"{part}{a.every}")
+        corpus, queries, qvec = load_part(a.work / f"{part}{a.every}", emb0)
         res[part] = part_quality(corpus, queries, qvec, emb0.name)
     for key, title in () if a.scale_only else (("fig", "Figure retrieval (Europe PMC): citing sentence, citation removed -> cited figure"),
                        ("pan", "Panel retrieval (Europe PMC): sentence naming one panel -> that panel")):
@@ -150,7 +151,7 @@ def main() -> None:
                      "", "", ""])
         split_table(title, rows, ("tune", "check"), "BM25")
     if not a.no_scale:
-        corpus, queries, qvec = load_part(a.work / f"check{a.every}")
+        corpus, queries, qvec = load_part(a.work / f"check{a.every}", emb0)
         rows = scale(a.work, corpus, queries, qvec, embs["check"], a.panels, a.queries)
         print_table("Latency in process, k=10 (query vectors precomputed)", ["index", "level", "path", "p50", "p99"],
                     rows)

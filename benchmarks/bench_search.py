@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import REPO, dir_size, print_table, require_shared_data, serving, tree_rss_mb  # noqa: E402
+from common import REPO, QueryCache, dir_size, print_table, require_shared_data, serving, tree_rss_mb  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -47,7 +47,7 @@ from search_task import Query, build_article, load_split_task, regex_split  # no
 
 from figlink.corpus import Corpus  # noqa: E402
 from figlink.index import Searcher, build_index  # noqa: E402
-from figlink.index.embed import default_embedder  # noqa: E402
+from figlink.index.embed import default_embedder, encode_queries  # noqa: E402
 from figlink.index.lexical import match_expr, query_terms  # noqa: E402
 from figlink.model import Paper  # noqa: E402
 from figlink.enrich import enrich  # noqa: E402
@@ -55,8 +55,9 @@ from figlink.enrich import enrich  # noqa: E402
 OUT = REPO / "benchmarks" / "out"
 
 
-class CachedEmbedder:
-    """Wraps an embedder with an in-memory text → vector cache (replicated records embed once)."""
+class CachedEmbedder(QueryCache):
+    """Wraps an embedder with an in-memory text → vector cache (replicated records embed once); queries
+    are embedded capped, as the searcher embeds them."""
 
     def __init__(self, inner) -> None:
         self.inner, self.name, self.dim = inner, inner.name, inner.dim
@@ -151,7 +152,7 @@ def quality(papers: list[Paper], queries: list[Query], emb, work: Path) -> tuple
               for p in papers for f in p.figures]
     subs = [((p.paper_id, f.figure_id, sc.labels[0]), sc.text) for p in papers for f in p.figures
             for sc in regex_split(f.caption).subcaptions]
-    qv = emb.encode([q.text for q in fig_q])
+    qv = encode_queries(emb, [q.text for q in fig_q])
     fig_rows, pan_rows = [], []
     answers = [(q.paper_id, q.figure_id) for q in fig_q]
     b1, d1, b2 = Bm25(caps), Dense(caps, emb), Bm25(capref)
@@ -233,7 +234,7 @@ def split_quality(papers: list[Paper], queries: list[Query], emb, work: Path) ->
     # computes, far cheaper); latencies below are therefore the index lookup only
     cached = CachedEmbedder(emb)
     for i in range(0, len(queries), 256):
-        cached.encode([q.text for q in queries[i:i + 256]])
+        cached.encode_queries([q.text for q in queries[i:i + 256]])
     s = Searcher(corpus, cached)
     lat: list[float] = []
 

@@ -36,6 +36,28 @@ def require_shared_data(what: str) -> Path:
     return data
 
 
+class QueryCache:
+    """``encode_query`` / ``encode_queries`` for the benchmarks' caching embedders (``self.inner``): a
+    query is embedded as the searcher embeds it (``figlink.index.embed.encode_queries``: capped at
+    ``QUERY_PIECES`` word pieces) and remembered apart from document texts."""
+
+    inner: object
+    dim: int
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        from figlink.index.embed import encode_queries
+
+        cache: dict[str, np.ndarray] = self.__dict__.setdefault("query_cache", {})
+        todo = [t for t in dict.fromkeys(texts) if t not in cache]
+        for i in range(0, len(todo), 512):
+            chunk = todo[i:i + 512]
+            cache.update(zip(chunk, encode_queries(self.inner, chunk)))
+        return np.stack([cache[t] for t in texts]) if len(texts) else np.zeros((0, self.dim), np.float32)
+
+    def encode_query(self, query: str) -> np.ndarray:
+        return self.encode_queries([query])[0]
+
+
 def peak_rss_mb() -> float:
     """Peak resident memory of this process so far, in MB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -21,10 +21,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 
+from common import QueryCache  # noqa: E402
 from search_task import Query, load_split_task  # noqa: E402
 
 from figlink.corpus import Corpus  # noqa: E402
 from figlink.index import build_index  # noqa: E402
+from figlink.index.embed import QUERY_PIECES, encode_queries  # noqa: E402
 from figlink.model import Paper  # noqa: E402
 from figlink.enrich import enrich  # noqa: E402
 
@@ -36,9 +38,10 @@ def part_files(part: str, every: int) -> list[Path]:
     return europepmc_files(require_shared_data("the re-ranker task"), part, False)[::every]
 
 
-class DiskCachedEmbedder:
+class DiskCachedEmbedder(QueryCache):
     """An embedder with a text → vector cache kept in ``path`` (an .npz of texts and vectors), so that
-    the articles shared by two builds (a part and its every-third subset) are embedded once."""
+    the articles shared by two builds (a part and its every-third subset) are embedded once; queries are
+    embedded capped, as the searcher embeds them (not kept on disk)."""
 
     def __init__(self, inner, path: Path) -> None:
         self.inner, self.name, self.dim, self.path = inner, inner.name, inner.dim, path
@@ -78,16 +81,30 @@ def build_part(files: list[Path], out: Path, emb) -> dict:
     with open(out / "queries.jsonl", "w") as f:
         for q in queries:
             f.write(json.dumps(asdict(q)) + "\n")
-    qvec = emb.encode([q.text for q in queries]) if emb is not None else np.zeros((len(queries), 0), np.float32)
-    np.save(out / "qvec.npy", qvec)
+    save_query_vectors(out, queries, emb)
     info = {"articles": len(papers), "bad": bad, "queries": len(queries), "figures": rep.figures,
             "panels": rep.panels, "build_s": round(time.perf_counter() - t0, 1)}
     done.write_text(json.dumps(info))
     return info
 
 
-def load_part(out: Path) -> tuple[Path, list[Query], np.ndarray]:
+def save_query_vectors(out: Path, queries: list[Query], emb) -> None:
+    """``qvec.npy``: the queries embedded as the searcher embeds them (at most QUERY_PIECES word pieces),
+    with a marker file saying so."""
+    texts = [q.text for q in queries]
+    qvec = encode_queries(emb, texts) if emb is not None else np.zeros((len(queries), 0), np.float32)
+    np.save(out / "qvec.npy", qvec)
+    (out / "qvec.json").write_text(json.dumps({"query_pieces": QUERY_PIECES}))
+
+
+def load_part(out: Path, emb=None) -> tuple[Path, list[Query], np.ndarray]:
+    """The corpus folder, queries and query vectors of a built part. Query vectors of an older build
+    (embedded at the model's full length) are embedded again, capped, when ``emb`` is given."""
     queries = [Query(**json.loads(line)) for line in open(out / "queries.jsonl")]
+    marker = out / "qvec.json"
+    capped = marker.exists() and json.loads(marker.read_text()).get("query_pieces") == QUERY_PIECES
+    if not capped and emb is not None:
+        save_query_vectors(out, queries, emb)
     return out / "corpus", queries, np.load(out / "qvec.npy")
 
 

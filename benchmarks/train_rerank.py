@@ -188,7 +188,7 @@ def main() -> None:
         return
     t0 = time.perf_counter()
     info = build_part(part_files("tune", a.every), a.work / f"tune{a.every}", emb)
-    corpus, queries, qvec = load_part(a.work / f"tune{a.every}")
+    corpus, queries, qvec = load_part(a.work / f"tune{a.every}", emb)
     print(f"tune part: {info}")
     t1 = time.perf_counter()
     reports = {}

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import figlink
-from figlink.index.embed import QUERY_PIECES, default_embedder, encode_query
+from figlink.index.embed import QUERY_PIECES, default_embedder, encode_queries, encode_query
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "jats" / "ehp-116-1694.nxml"
 
@@ -49,3 +49,31 @@ def test_a_short_query_is_embedded_as_a_document_would_be(minilm):
     v = encode_query(minilm, q)
     assert v.dtype == np.float32 and abs(float(np.linalg.norm(v)) - 1) < 1e-5
     assert np.allclose(v, minilm.encode([q])[0], atol=1e-5)
+
+
+def test_queries_embedded_in_a_batch_are_capped_as_one_query_is(minilm):
+    """The benchmarks embed their queries in batches (encode_queries): each vector must be the one a
+    search computes for that query alone, long or short."""
+    passage = _long_passage(minilm)
+    short = "urinary phthalate metabolites and anogenital distance"
+    batch = encode_queries(minilm, [passage, short])
+    assert batch.shape == (2, minilm.dim)
+    assert np.allclose(batch[0], encode_query(minilm, passage), atol=1e-5)
+    assert np.allclose(batch[1], encode_query(minilm, short), atol=1e-5)
+    assert not np.allclose(batch[0], minilm.encode([passage])[0], atol=1e-3)  # the full-length vector differs
+    assert minilm.model.max_seq_length > QUERY_PIECES
+
+
+def test_the_benchmarks_caching_embedders_cap_queries_as_the_searcher_does(minilm, tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_search import CachedEmbedder
+    from rerank_data import DiskCachedEmbedder
+
+    passage = _long_passage(minilm)
+    for wrapper in (CachedEmbedder(minilm), DiskCachedEmbedder(minilm, tmp_path / "emb.npz")):
+        wrapper.encode([passage])  # the same text as a document: full length, cached apart
+        assert np.allclose(wrapper.encode_queries([passage])[0], encode_query(minilm, passage), atol=1e-5)
+        assert np.allclose(wrapper.encode_query(passage), encode_query(minilm, passage), atol=1e-5)
+        assert not np.allclose(wrapper.encode([passage])[0], encode_query(minilm, passage), atol=1e-3)

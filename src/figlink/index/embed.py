@@ -37,6 +37,13 @@ def encode_query(emb: Embedder, query: str) -> np.ndarray:
     return own(query) if own is not None else emb.encode([query])[0]
 
 
+def encode_queries(emb: Embedder, queries: Sequence[str]) -> np.ndarray:
+    """Many queries' unit vectors in one batch, capped as :func:`encode_query` caps one (the embedder's
+    own ``encode_queries`` when it has one, else ``encode``)."""
+    own = getattr(emb, "encode_queries", None)
+    return own(queries) if own is not None else emb.encode(queries)
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model from a local folder, on CPU, returning unit vectors."""
 
@@ -74,16 +81,22 @@ class SentenceTransformerEmbedder:
 
     def encode_query(self, query: str) -> np.ndarray:
         """One query's unit vector, from at most :data:`QUERY_PIECES` word pieces."""
+        return self.encode_queries([query])[0]
+
+    def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
+        """Queries' unit vectors, each from at most :data:`QUERY_PIECES` word pieces."""
+        if not queries:
+            return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
             full = self.model.max_seq_length
             self.model.max_seq_length = QUERY_PIECES if full is None else min(full, QUERY_PIECES)
             try:
-                self._torch.set_num_threads(1)
-                v = self.model.encode([query], normalize_embeddings=True, convert_to_numpy=True,
-                                      show_progress_bar=False)
+                self._torch.set_num_threads(1 if len(queries) <= SMALL_BATCH else self.batch_threads)
+                v = self.model.encode(list(queries), batch_size=self.batch_size, normalize_embeddings=True,
+                                      convert_to_numpy=True, show_progress_bar=False)
             finally:
                 self.model.max_seq_length = full
-        return np.ascontiguousarray(v[0], dtype=np.float32)
+        return np.ascontiguousarray(v, dtype=np.float32)
 
 
 def load_minilm() -> SentenceTransformerEmbedder:
