@@ -35,6 +35,16 @@ def caption_labels(split: Optional[CaptionSplit]) -> list[str]:
     return seen
 
 
+def printed_letters(split: Optional[CaptionSplit]) -> set[str]:
+    """The panel letters the figure prints: the caption's (:func:`caption_labels`) and every letter
+    between its first and last (panel letters run without gaps; a caption may describe a panel in a
+    sentence about several without naming it)."""
+    named = caption_labels(split)
+    if len(named) < 2:
+        return set(named)
+    return {chr(k) for k in range(ord(min(named)), ord(max(named)) + 1)}
+
+
 def _spatial_words(sub: Subcaption) -> set[str]:
     head = " ".join(sub.labels) + " " + sub.text[:40]
     words = {w.lower() for w in _SPATIAL.findall(head)}
