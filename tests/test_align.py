@@ -61,6 +61,8 @@ def test_printed_letters_fill_the_panels_a_caption_names_in_prose():
     assert printed_letters(split) == {"a", "b", "c", "d"}
     one = CaptionSplit(subcaptions=[Subcaption(["b"], "only")])
     assert printed_letters(one) == {"b"} and printed_letters(None) == set()
+    roman = CaptionSplit(subcaptions=[Subcaption(["i"], "one"), Subcaption(["v"], "five")])  # (i) … (v): no a–v run
+    assert printed_letters(roman) == {"i", "v"}
 
 
 def test_no_split_leaves_subcaptions_empty():
