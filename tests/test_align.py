@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from figlink.enrich.align import align, caption_labels
+from figlink.enrich.align import align, caption_labels, printed_letters
 from figlink.eval.metrics import alignment_f1, cer, coco_map, iou, token_f1, wer
 from figlink.model import Box, CaptionSplit, Panel, Subcaption, subcaption_text
+
+from conftest import SAMPLES
 
 
 def _p(label, box):
@@ -44,6 +46,23 @@ def test_mixed_labels_then_heuristic():
                                       Subcaption(["c"], "C text")])
     assert _texts(align(panels, split), split) == ["A text", "B text", "C text"]
     assert caption_labels(split) == ["a", "b", "c"]
+
+
+def test_printed_letters_fill_the_panels_a_caption_names_in_prose():
+    # PLoS ONE 0153170, Fig 2: "(A)", "The scatter plot in B summarizes …", "(C)", "(D)", "The bar graphs in E
+    # …": the splitter reads A, C and D; the figure prints B between them (E, past the last one, stays unknown)
+    from figlink.ingest import parse
+    from figlink.text.subcaptions import split_caption
+
+    paper = parse(SAMPLES / "journal.pone.0153170.xml")
+    fig = next(f for f in paper.figures if f.figure_id == "pone.0153170.g002")
+    split = split_caption(fig.caption or "")
+    assert caption_labels(split) == ["a", "c", "d"]
+    assert printed_letters(split) == {"a", "b", "c", "d"}
+    one = CaptionSplit(subcaptions=[Subcaption(["b"], "only")])
+    assert printed_letters(one) == {"b"} and printed_letters(None) == set()
+    roman = CaptionSplit(subcaptions=[Subcaption(["i"], "one"), Subcaption(["v"], "five")])  # (i) … (v): no a–v run
+    assert printed_letters(roman) == {"i", "v"}
 
 
 def test_no_split_leaves_subcaptions_empty():

@@ -35,6 +35,16 @@ def caption_labels(split: Optional[CaptionSplit]) -> list[str]:
     return seen
 
 
+def printed_letters(split: Optional[CaptionSplit]) -> set[str]:
+    """The panel letters the figure prints: the caption's (:func:`caption_labels`) and every letter
+    between its first and last (panel letters run without gaps; a caption may describe a panel in
+    prose, "the scatter plot in B", without naming it as a label), provided the caption names at least
+    twice as many letters as that fills (not "i" and "v" of a roman list read as letters)."""
+    named = set(caption_labels(split))
+    run = {chr(k) for k in range(ord(min(named)), ord(max(named)) + 1)} if named else set()
+    return run if 2 * len(run - named) <= len(named) else named
+
+
 def _spatial_words(sub: Subcaption) -> set[str]:
     head = " ".join(sub.labels) + " " + sub.text[:40]
     words = {w.lower() for w in _SPATIAL.findall(head)}

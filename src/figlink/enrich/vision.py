@@ -22,7 +22,7 @@ from typing import Any, Optional
 import numpy as np
 from PIL import Image
 
-from figlink.enrich.align import align, caption_labels
+from figlink.enrich.align import align, printed_letters
 from figlink.enrich.stage import Enriched
 from figlink.errors import FiglinkError
 from figlink.images import ImageFolder
@@ -89,7 +89,7 @@ def analyze_figure(image: ImageLike, caption_split: Optional[CaptionSplit] = Non
     gray = to_gray(work)
     H, W = gray.shape
 
-    allowed = set(caption_labels(caption_split)) or None
+    allowed = printed_letters(caption_split) or None
     expected = len(allowed) if allowed else expected_panels
     texts = assign_roles(read_text(rgb), W, H) if ocr and min(W, H) >= 8 else []
 
