@@ -44,7 +44,7 @@ typecheck: $(STAMP)
 # benchmarks/README.md), then the speed and engine benchmarks; each skips cleanly when ../shared/data is
 # absent. About 40 minutes on a 2-core machine. The quality benchmarks take --part and --failures when run
 # by hand (the tune part's failures go to benchmarks/out/).
-BENCH_RUNS := "subcaptions" "medical" "inline_refs" "alignment" "pdf --no-memory" "search --set europepmc" \
+BENCH_RUNS := "subcaptions" "medical" "inline_refs" "printed_letters" "alignment" "pdf --no-memory" "search --set europepmc" \
   "parse_cli --profile" "captions" "jats --no-memory" "sentences" "vision" "exports" "engines" "matcher"
 bench: $(STAMP)
 	@for b in $(BENCH_RUNS); do set -- $$b; name=$$1; shift; echo "== bench_$$name $$*"; \
