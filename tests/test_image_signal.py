@@ -29,6 +29,7 @@ class _NoOcr:
     def __init__(self) -> None:
         self.inner = load_matcher()
         self.model, self.dim, self.lexical_weight = self.inner.model, self.inner.dim, self.inner.lexical_weight
+        self.hubness = self.inner.hubness
         self.manifest = {**self.inner.manifest, "test": "no-ocr"}
 
     def embed(self, pairs, text_mode, cache, device="cpu", ocr=True):

@@ -122,15 +122,9 @@ def _write_store(folder: Path, state: dict, vectors: FigureVectors) -> None:
     os.replace(tmp, folder / "state.json")
 
 
-def hubness_of(matcher: Matcher) -> Hubness:
-    """The matcher's hubness correction (off for a matcher object made before it had one)."""
-    hub = getattr(matcher, "hubness", None)
-    return hub if isinstance(hub, Hubness) else Hubness(0.0)
-
-
 def _hub_settings(matcher: Matcher) -> Optional[dict]:
     """What the stored normalizers depend on besides the vectors (None: the matcher scores without them)."""
-    hub = hubness_of(matcher)
+    hub = matcher.hubness
     return {"temperature": hub.temperature, "iterations": hub.iterations,
             "lexical_weight": matcher.lexical_weight} if hub.on else None
 
@@ -219,9 +213,8 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
                             problems=problems + ([b.line() for b in emb.bad] if emb else []),
                             left_out=sum(left.values()), notes=notes)
     hub = _hub_settings(matcher)
-    changed = todo or old is None or len(rows) != len(old.keys)
-    if changed or old is None or old.lexicon is None or state.get("hub") != hub:
-        vectors.hub = figure_normalizers(vectors, matcher.lexical_weight, hubness_of(matcher)) if hub else None
+    if todo or old is None or len(rows) != len(old.keys) or old.lexicon is None or state.get("hub") != hub:
+        vectors.hub = figure_normalizers(vectors, matcher.lexical_weight, matcher.hubness) if hub else None
         _write_store(folder, {"model": model, "ocr": ocr, "papers": {p: prints[p] for p in prints},
                               "left_out": left, "hub": hub}, vectors)
     else:
