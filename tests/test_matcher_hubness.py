@@ -30,7 +30,8 @@ def test_the_hub_no_longer_takes_every_query():
 
 def test_a_query_made_uniformly_stronger_changes_no_normalizer():
     shifted = HUB + np.array([[0.3], [0.0], [-0.2]])  # each query's scores moved by its own constant
-    assert item_normalizers(shifted, Hubness()) == pytest.approx(item_normalizers(HUB, Hubness()), abs=1e-9)
+    # float32 blocks: equal to a millionth (the normalizers are differences of scores near 1)
+    assert item_normalizers(shifted, Hubness()) == pytest.approx(item_normalizers(HUB, Hubness()), abs=1e-6)
 
 
 def test_off_is_the_plain_score():
@@ -39,11 +40,11 @@ def test_off_is_the_plain_score():
     assert item_normalizers(np.zeros((0, 3)), Hubness()).tolist() == [0.0, 0.0, 0.0]
 
 
-def test_the_bank_is_every_item_up_to_its_limits():
+def test_the_bank_is_every_item_up_to_its_limit_at_any_size():
     assert bank_rows(5).tolist() == [0, 1, 2, 3, 4] and bank_rows(0).size == 0
     big = bank_rows(10_000)
     assert len(big) == 2048 and (big[0], big[-1]) == (0, 9999) and (np.diff(big) > 0).all()
-    assert len(bank_rows(40_000)) == 800  # 32 M cells / 40,000 items
+    assert len(bank_rows(400_000)) == 2048  # the matrix is balanced in blocks, so the bank no longer shrinks
 
 
 def test_models_saved_before_it_score_without_it():
