@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from figlink.learn.hubness import Hubness, bank_rows, corrected, item_normalizers, pool_corrected
+from figlink.learn.hubness import (Hubness, balance, bank_rows, column_normalizers, corrected, item_normalizers,
+                                   pool_corrected)
 from figlink.learn.matcher import MatcherConfig
 
 # queries × items: item 0 is a hub, the best item of every query, though only query 0 is its match
@@ -32,6 +33,28 @@ def test_a_query_made_uniformly_stronger_changes_no_normalizer():
     shifted = HUB + np.array([[0.3], [0.0], [-0.2]])  # each query's scores moved by its own constant
     # float32 blocks: equal to a millionth (the normalizers are differences of scores near 1)
     assert item_normalizers(shifted, Hubness()) == pytest.approx(item_normalizers(HUB, Hubness()), abs=1e-6)
+
+
+def test_balancing_in_blocks_of_one_item_gives_the_whole_matrix_normalizers():
+    reads = []
+
+    def block(a: int, b: int) -> np.ndarray:
+        reads.append((a, b))
+        return HUB[:, a:b]
+
+    blocked = balance(block, 3, 3, Hubness(), cells=3)  # 3 values a block: one item at a time
+    assert blocked.normalizers == pytest.approx(item_normalizers(HUB, Hubness()), abs=1e-6)
+    assert len(reads) == 3 * (1 + Hubness().iterations)  # every block read once per pass, rows first
+
+
+def test_the_kept_row_scalers_score_an_item_as_the_balance_did():
+    full = balance(lambda a, b: HUB[:, a:b], 3, 3, Hubness())
+    # the columns step alone, with the balance's last rows: each item's own normalizer back
+    assert column_normalizers(HUB, full.rows, Hubness()) == pytest.approx(full.normalizers, abs=1e-6)
+    # an item added later, scored like item 0 by every query, gets item 0's normalizer; a weaker one a lower one
+    later = column_normalizers(np.c_[HUB[:, :1], HUB[:, :1] - 0.1], full.rows, Hubness())
+    assert later[0] == pytest.approx(full.normalizers[0], abs=1e-6) and later[1] == pytest.approx(later[0] - 0.1)
+    assert not column_normalizers(HUB, full.rows, Hubness(0.0)).any()
 
 
 def test_off_is_the_plain_score():

@@ -22,7 +22,8 @@ from typing import Optional, Sequence
 import numpy as np
 from scipy import sparse
 
-from figlink.learn.hubness import Hubness, balance, bank_rows, column_normalizers
+from figlink.learn.hubness import (BANK_MAX, Hubness, balance, balance_added, bank_rows,  # noqa: F401
+                                   column_normalizers, row_scalers)
 from figlink.learn.lexical import bm25_matches
 
 REBALANCE = 0.1  # share of the figures balanced that may be added or removed before a full balance
@@ -66,6 +67,21 @@ def _bank_lexical(queries: Sequence[str], source: Path | Sequence[str], n: int) 
     return m.tocsc(), tops
 
 
+def _queries_lexical(queries: Sequence[str], words: Path | Sequence[str], n: int,
+                     lexical_weight: float) -> tuple[Optional[sparse.csc_matrix], np.ndarray]:
+    """Bank queries' lexical terms against all ``n`` figures (None when there are none) and their best BM25."""
+    if lexical_weight and any(q.strip() for q in queries):
+        return _bank_lexical(queries, words, n)
+    return None, np.zeros(len(queries))
+
+
+def _scores(image: np.ndarray, text: np.ndarray, lexical: Optional[sparse.csc_matrix], a: int,
+            lexical_weight: float) -> np.ndarray:
+    """(queries × figures a..a + len(text)) scores: cosine + the weighted lexical term."""
+    s = np.asarray(image, np.float32) @ np.asarray(text, np.float32).T
+    return s if lexical is None else s + np.float32(lexical_weight) * lexical[:, a:a + len(text)].toarray()
+
+
 def full_balance(image: np.ndarray, text: np.ndarray, ocr: Sequence[str], words: Path | Sequence[str],
                  lexical_weight: float, hub: Hubness) -> tuple[np.ndarray, HubBank]:
     """Every figure's normalizer over a bank of the figures' own images (``words``: the figures' caption +
@@ -73,23 +89,16 @@ def full_balance(image: np.ndarray, text: np.ndarray, ocr: Sequence[str], words:
     n = len(text)
     rows = bank_rows(n)
     queries = [ocr[i] for i in rows] if len(ocr) == n else ["" for _ in rows]
-    lexical, tops = None, np.zeros(len(rows))
-    if lexical_weight and any(q.strip() for q in queries):
-        lexical, tops = _bank_lexical(queries, words, n)
+    lexical, tops = _queries_lexical(queries, words, n, lexical_weight)
     bank = np.ascontiguousarray(image[rows], np.float32)
-
-    def block(a: int, b: int) -> np.ndarray:
-        s = bank @ np.asarray(text[a:b], np.float32).T
-        return s if lexical is None else s + np.float32(lexical_weight) * lexical[:, a:b].toarray()
-
-    out = balance(block, len(rows), n, hub)
+    out = balance(lambda a, b: _scores(bank, text[a:b], lexical, a, lexical_weight), len(rows), n, hub)
     return out.normalizers.astype(np.float32), HubBank(bank, queries, tops, out.rows, n)
 
 
-def added_normalizers(bank: HubBank, text: np.ndarray, words: Path | Sequence[str], first: int,
-                      lexical_weight: float, hub: Hubness) -> np.ndarray:
-    """The normalizers of figures ``first..first + len(text)`` of ``words`` scored against a kept bank with its
-    row scalers (lexical terms over all of ``words``, scaled by each query's best then or now)."""
+def _kept_bank_scores(bank: HubBank, text: np.ndarray, words: Path | Sequence[str], first: int,
+                      lexical_weight: float) -> np.ndarray:
+    """The kept bank's scores of figures ``first..`` (lexical terms over all of ``words``, each query's scaled
+    by its best then or among these figures, whichever is higher)."""
     s = bank.image @ np.asarray(text, np.float32).T
     if lexical_weight and any(q.strip() for q in bank.ocr):
         for qi, (docs, raw) in enumerate(bm25_matches(words, bank.ocr, first)):
@@ -100,7 +109,35 @@ def added_normalizers(bank: HubBank, text: np.ndarray, words: Path | Sequence[st
             top = max(float(bank.tops[qi]), float(raw.max()))
             keep = raw >= LEXICAL_FLOOR * top
             s[qi, docs[keep]] += np.float32(lexical_weight) * (raw[keep] / top).astype(np.float32)
-    return column_normalizers(s, bank.rows, hub).astype(np.float32)
+    return s
+
+
+def added_normalizers(bank: HubBank, image: np.ndarray, text: np.ndarray, ocr: Sequence[str],
+                      words: Path | Sequence[str], kept: np.ndarray, lexical_weight: float,
+                      hub: Hubness) -> tuple[np.ndarray, HubBank]:
+    """The normalizers of the figures after the first ``len(kept)`` (those there before, with their
+    normalizers ``kept``), scored against the kept bank with its row scalers; while the bank holds fewer than
+    :data:`~figlink.learn.hubness.BANK_MAX` queries, the new figures join it, as a full balance would take
+    them, and the new queries and figures are balanced among themselves
+    (:func:`~figlink.learn.hubness.balance_added`). Returns their normalizers and the bank."""
+    first, n = len(kept), len(text)
+    s = _kept_bank_scores(bank, text[first:], words, first, lexical_weight)
+    new = column_normalizers(s, bank.rows, hub)
+    take = np.arange(first, min(n, first + max(0, BANK_MAX - len(bank.rows))))
+    if not len(take) or not hub.on:
+        return new.astype(np.float32), bank
+    queries = [ocr[i] for i in take] if len(ocr) == n else ["" for _ in take]
+    lexical, tops = _queries_lexical(queries, words, n, lexical_weight)
+    q_image = np.ascontiguousarray(image[take], np.float32)
+
+    def block(a: int, b: int) -> np.ndarray:
+        return _scores(q_image, text[a:b], lexical, a, lexical_weight)
+
+    over_kept = row_scalers(block, len(take), kept, hub)
+    added = balance_added(np.vstack([s, block(first, n)]), bank.rows, over_kept, first, hub)
+    return added.normalizers.astype(np.float32), replace(
+        bank, image=np.vstack([bank.image, q_image]), ocr=bank.ocr + queries, tops=np.concatenate([bank.tops, tops]),
+        rows=np.concatenate([bank.rows, added.rows]))
 
 
 def updated_normalizers(image: np.ndarray, text: np.ndarray, ocr: Sequence[str], words: Path | Sequence[str],
@@ -108,10 +145,11 @@ def updated_normalizers(image: np.ndarray, text: np.ndarray, ocr: Sequence[str],
                         lexical_weight: float, hub: Hubness) -> tuple[np.ndarray, HubBank]:
     """The normalizers of the figures after an update whose first ``len(kept)`` figures were there before
     (``kept``: their normalizers; the rest are new) and ``removed`` figures left: the new ones scored against
-    the kept ``bank``, or all of them balanced fully when there is no bank or it is due."""
+    the kept ``bank`` (:func:`added_normalizers`), or all of them balanced fully when there is no bank or
+    it is due."""
     added = len(text) - (len(kept) if kept is not None else 0)
     if kept is None or bank is None or bank.due(added, removed) or bank.image.shape[1:] != image.shape[1:]:
         return full_balance(image, text, ocr, words, lexical_weight, hub)
-    new = added_normalizers(bank, text[len(kept):], words, len(kept), lexical_weight, hub) if added else \
-        np.zeros(0, np.float32)
+    new, bank = added_normalizers(bank, image, text, ocr, words, kept.astype(np.float32), lexical_weight, hub) \
+        if added else (np.zeros(0, np.float32), bank)
     return np.concatenate([kept.astype(np.float32), new]), replace(bank, changed=bank.changed + added + removed)

@@ -22,7 +22,7 @@ The temperature and iteration count were chosen on the tune books held out in tu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -74,6 +74,49 @@ def _columns(s: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     return top + np.log(sums / max(len(s), 1)), e, sums
 
 
+def _row_lme(blocks: Iterable[tuple[np.ndarray, np.ndarray]], n_rows: int, n_items: int) -> np.ndarray:
+    """Row log-mean-exps of ``s − c`` over (scaled block, its items' c) pairs, streamed with a running max."""
+    top, acc = np.full(n_rows, -np.inf), np.zeros(n_rows)
+    for s, c in blocks:
+        x = s - c.astype(np.float32)[None, :]
+        new_top = np.maximum(top, x.max(axis=1))
+        acc = acc * np.exp(top - new_top) + np.exp(x - new_top[:, None].astype(np.float32)).sum(1, dtype=np.float64)
+        top = new_top
+    return top + np.log(acc / n_items)
+
+
+def row_scalers(block: Blocks, n_rows: int, normalizers: np.ndarray, hub: Hubness,
+                cells: int = BLOCK_CELLS) -> np.ndarray:
+    """The row scalers of queries added to a balanced bank: ``log mean_j exp(score_j / T − c_j)`` over items
+    whose normalizers ``T · c`` are kept (the row step of a balance), read block by block."""
+    n = len(normalizers)
+    if not hub.on or n == 0 or n_rows == 0:
+        return np.zeros(n_rows, np.float64)
+    c = np.asarray(normalizers, np.float64) / hub.temperature
+    step = max(1, cells // n_rows)
+    return _row_lme(((_scaled(block(a, min(a + step, n)), hub), c[a:a + step]) for a in range(0, n, step)), n_rows, n)
+
+
+def balance_added(scores: np.ndarray, rows: np.ndarray, added_rows: np.ndarray, n_kept: int,
+                  hub: Hubness) -> Balance:
+    """Items and queries added to a balanced bank, balanced among themselves while the rest stay as they were.
+    ``scores``: (the kept queries, then the added ones) × the added items; ``rows``: the kept queries' row
+    scalers; ``added_rows``: the added queries' :func:`row_scalers` over the ``n_kept`` kept items. Returns
+    the added items' normalizers and the added queries' row scalers (their rows now over all items)."""
+    s = _scaled(scores, hub)
+    kept, n_new = len(rows), s.shape[1]
+    c = _columns(s[:kept], rows)[0]
+    new_rows = np.zeros(len(added_rows))
+    if not hub.on or n_new == 0:
+        return Balance(np.zeros(n_new), new_rows)
+    for _ in range(hub.iterations):
+        over_new = _row_lme([(s[kept:], c)], len(added_rows), n_new)
+        new_rows = np.logaddexp(added_rows + np.log(max(n_kept, 1)) if n_kept else -np.inf,
+                                over_new + np.log(n_new)) - np.log(n_kept + n_new)
+        c = _columns(s, np.concatenate([rows, new_rows]))[0]
+    return Balance(hub.temperature * c, new_rows)
+
+
 def balance(block: Blocks, n_bank: int, n_items: int, hub: Hubness, cells: int = BLOCK_CELLS) -> Balance:
     """Sinkhorn-balance a (bank × items) score matrix read block by block (``block(a, b)`` gives items a..b;
     at most ``cells`` values per block, the whole matrix read once when it fits). Rows first from c = 0,
@@ -89,13 +132,7 @@ def balance(block: Blocks, n_bank: int, n_items: int, hub: Hubness, cells: int =
     def scaled(a: int, b: int) -> np.ndarray:
         return whole if whole is not None else _scaled(block(a, b), hub)
 
-    top, acc = np.full(n_bank, -np.inf), np.zeros(n_bank)
-    for a, b in spans:  # rows of the first iteration: log-mean-exp over items, streamed
-        s = scaled(a, b)
-        new_top = np.maximum(top, s.max(axis=1))
-        acc = acc * np.exp(top - new_top) + np.exp(s - new_top[:, None].astype(np.float32)).sum(1, dtype=np.float64)
-        top = new_top
-    rows = top + np.log(acc / n_items)
+    rows = _row_lme(((scaled(a, b), c[a:b]) for a, b in spans), n_bank, n_items)
     tiny = np.finfo(np.float64).tiny
     for it in range(hub.iterations):
         acc = np.zeros(n_bank)
