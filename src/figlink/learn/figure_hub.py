@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 import numpy as np
 from scipy import sparse
 
-from figlink.learn.hubness import (BANK_MAX, Hubness, balance, balance_added, bank_rows,  # noqa: F401
+from figlink.learn.hubness import (BANK_MAX, Balance, Hubness, balance, balance_added, bank_rows,  # noqa: F401
                                    column_normalizers, row_scalers)
 from figlink.learn.lexical import bm25_matches
 
@@ -82,6 +82,15 @@ def _scores(image: np.ndarray, text: np.ndarray, lexical: Optional[sparse.csc_ma
     return s if lexical is None else s + np.float32(lexical_weight) * lexical[:, a:a + len(text)].toarray()
 
 
+def balanced_on(bank: np.ndarray, queries: Sequence[str], text: np.ndarray, words: Path | Sequence[str],
+                lexical_weight: float, hub: Hubness) -> tuple[Balance, np.ndarray]:
+    """The figures (``text``, their ``words``) balanced over a bank of query images and the words read in them,
+    and each query's best BM25 over the figures."""
+    lexical, tops = _queries_lexical(queries, words, len(text), lexical_weight)
+    bal = balance(lambda a, b: _scores(bank, text[a:b], lexical, a, lexical_weight), len(bank), len(text), hub)
+    return bal, tops
+
+
 def full_balance(image: np.ndarray, text: np.ndarray, ocr: Sequence[str], words: Path | Sequence[str],
                  lexical_weight: float, hub: Hubness) -> tuple[np.ndarray, HubBank]:
     """Every figure's normalizer over a bank of the figures' own images (``words``: the figures' caption +
@@ -89,9 +98,8 @@ def full_balance(image: np.ndarray, text: np.ndarray, ocr: Sequence[str], words:
     n = len(text)
     rows = bank_rows(n)
     queries = [ocr[i] for i in rows] if len(ocr) == n else ["" for _ in rows]
-    lexical, tops = _queries_lexical(queries, words, n, lexical_weight)
     bank = np.ascontiguousarray(image[rows], np.float32)
-    out = balance(lambda a, b: _scores(bank, text[a:b], lexical, a, lexical_weight), len(rows), n, hub)
+    out, tops = balanced_on(bank, queries, text, words, lexical_weight, hub)
     return out.normalizers.astype(np.float32), HubBank(bank, queries, tops, out.rows, n)
 
 
@@ -126,7 +134,7 @@ def added_normalizers(bank: HubBank, image: np.ndarray, text: np.ndarray, ocr: S
     take = np.arange(first, min(n, first + max(0, BANK_MAX - len(bank.rows))))
     if not len(take) or not hub.on:
         return new.astype(np.float32), bank
-    queries = [ocr[i] for i in take] if len(ocr) == n else ["" for _ in take]
+    queries = list(ocr[first:first + len(take)]) if len(ocr) == n else ["" for _ in take]
     lexical, tops = _queries_lexical(queries, words, n, lexical_weight)
     q_image = np.ascontiguousarray(image[take], np.float32)
 

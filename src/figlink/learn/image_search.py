@@ -28,7 +28,7 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -122,14 +122,17 @@ def _write_store(folder: Path, state: dict, vectors: FigureVectors) -> None:
     bank = vectors.bank
     state = {**state, "lexicon": len(vectors.words),
              "bank": {"figures": bank.figures, "changed": bank.changed} if bank is not None else None}
+    arrays: dict[str, Any] = {
+        "keys": np.array([KEY_SEP.join(k) for k in vectors.keys], dtype=str),
+        "image": vectors.image.astype(np.float32), "text": vectors.text.astype(np.float32),
+        "words": np.array(vectors.words, dtype=str), "ocr": np.array(vectors.ocr or [], dtype=str),
+        "hub": np.zeros(0, np.float32) if vectors.hub is None else vectors.hub.astype(np.float32)}
+    if bank is not None:
+        arrays.update(bank_image=bank.image, bank_ocr=np.array(bank.ocr, dtype=str), bank_tops=bank.tops,
+                      bank_rows=bank.rows)
     tmp = folder / ".vectors.npz.tmp"
     with tmp.open("wb") as f:
-        np.savez(f, keys=np.array([KEY_SEP.join(k) for k in vectors.keys], dtype=str),
-                 image=vectors.image.astype(np.float32), text=vectors.text.astype(np.float32),
-                 words=np.array(vectors.words, dtype=str), ocr=np.array(vectors.ocr or [], dtype=str),
-                 hub=np.zeros(0, np.float32) if vectors.hub is None else vectors.hub.astype(np.float32),
-                 **({} if bank is None else {"bank_image": bank.image, "bank_ocr": np.array(bank.ocr, dtype=str),
-                                             "bank_tops": bank.tops, "bank_rows": bank.rows}))
+        np.savez(f, **arrays)
     os.replace(tmp, folder / "vectors.npz")
     tmp = folder / ".state.json.tmp"
     tmp.write_text(json.dumps(state), encoding="utf-8")
@@ -233,10 +236,11 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
     if todo or old is None or len(rows) != len(old.keys) or old.lexicon is None or state.get("hub") != hub:
         _write_words(folder, vectors)
         if hub:
-            same = old is not None and old.hub is not None and state.get("hub") == hub
+            same = old if old is not None and old.hub is not None and state.get("hub") == hub else None
             vectors.hub, vectors.bank = updated_normalizers(
-                vectors.image, vectors.text, read, vectors.lexicon or words, old.hub[rows] if same else None,
-                old.bank if same else None, len(old.keys) - len(rows) if old is not None else 0,
+                vectors.image, vectors.text, read, vectors.lexicon or words,
+                same.hub[rows] if same is not None and same.hub is not None else None,
+                same.bank if same is not None else None, len(old.keys) - len(rows) if old is not None else 0,
                 matcher.lexical_weight, matcher.hubness)
         _write_store(folder, {"model": model, "ocr": ocr, "papers": {p: prints[p] for p in prints},
                               "left_out": left, "hub": hub}, vectors)
