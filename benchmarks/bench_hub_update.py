@@ -24,6 +24,7 @@ import tempfile
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import print_table, require_shared_data  # noqa: E402
@@ -37,12 +38,16 @@ from figlink.learn.hubness import Hubness, bank_rows  # noqa: E402
 from figlink.learn.lexical import lexicon_scores, write_lexicon  # noqa: E402
 
 
-def measured(fn):
-    """``fn()`` with its wall s, CPU s and the peak MB allocated while it ran."""
-    tracemalloc.start()
+def measured(fn, memory: bool = False):
+    """``fn()`` with its wall s and CPU s, and with ``memory`` the peak MB allocated while it ran, from a second
+    run under tracemalloc (which slows allocations, so the times are from the first)."""
     t, c = time.perf_counter(), time.process_time()
     out = fn()
     wall, cpu = time.perf_counter() - t, time.process_time() - c
+    if not memory:
+        return out, wall, cpu, float("nan")
+    tracemalloc.start()
+    fn()
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
     return out, wall, cpu, peak
@@ -67,7 +72,7 @@ def embedded(data: Path, cache: FeatureCache) -> dict:
     return {"parts": out, "lexical_weight": matcher.lexical_weight, "hub": matcher.hubness}
 
 
-def grown(v: dict, folder: Path, growth: float, batches: int, w: float, hub: Hubness) -> tuple[np.ndarray, object, list]:
+def grown(v: dict, folder: Path, growth: float, batches: int, w: float, hub: Hubness) -> tuple[np.ndarray, Any, list]:
     """Normalizers after balancing the first figures fully and adding the rest (``growth`` of them) in batches."""
     n = len(v["text"])
     base = int(round(n / (1 + growth)))
@@ -109,7 +114,8 @@ def quality(parts: list[str], emb: dict, growths: list[float], batches: int) -> 
             n = len(v["text"])
             lex = Path(tmp) / f"{part}.sqlite"
             write_lexicon(lex, v["words"])
-            (full, _), wall, cpu, peak = measured(lambda: full_balance(v["image"], v["text"], v["ocr"], lex, w, hub))
+            (full, _), wall, cpu, peak = measured(
+                lambda: full_balance(v["image"], v["text"], v["ocr"], lex, w, hub), True)
             rows_cost.append([part, f"{n:,}", "full balance", f"{wall:.2f} s", f"{cpu:.2f} s", f"{peak:.0f} MB"])
             inside = np.zeros(n, bool)
             inside[bank_rows(n)] = True
@@ -154,13 +160,12 @@ def scale(sizes: list[int], hub: Hubness, dim: int = 384, batch: float = 0.01) -
         unit = lambda m: (lambda x: (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32))(  # noqa: E731
             rng.standard_normal((m, dim), dtype=np.float32))
         image, text = unit(n), unit(n)
-        (norm, bank), wall, cpu, peak = measured(lambda: full_balance(image, text, [], [], 0.0, hub))
+        (norm, bank), wall, cpu, peak = measured(lambda: full_balance(image, text, [], [], 0.0, hub), True)
         rows.append([f"{n:,}", f"full balance (bank {len(bank.rows):,})", f"{wall:.1f} s", f"{cpu:.1f} s",
                      f"{peak:.0f} MB", f"{(image.nbytes + text.nbytes) / 2**20:.0f} MB"])
         k = max(1, int(n * batch))
-        more_i, more_t = unit(k), unit(k)
-        _, wall, cpu, peak = measured(lambda: updated_normalizers(
-            np.concatenate([image, more_i]), np.concatenate([text, more_t]), [], [], norm, bank, 0, 0.0, hub))
+        image, text = np.concatenate([image, unit(k)]), np.concatenate([text, unit(k)])
+        _, wall, cpu, peak = measured(lambda: updated_normalizers(image, text, [], [], norm, bank, 0, 0.0, hub), True)
         rows.append([f"{n:,} + {k:,}", "update (the new figures against the kept bank)", f"{wall:.2f} s",
                      f"{cpu:.2f} s", f"{peak:.0f} MB", ""])
     print_table("Cost with synthetic random unit vectors (384-d, no words)",
@@ -169,7 +174,7 @@ def scale(sizes: list[int], hub: Hubness, dim: int = 384, batch: float = 0.01) -
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--part", choices=("tune", "check", "both"), default="both")
+    ap.add_argument("--part", choices=("tune", "check", "both", "none"), default="both")
     ap.add_argument("--growth", default=f"0.05,{REBALANCE - 0.005}", help="growths before a full balance")
     ap.add_argument("--batches", type=int, default=5)
     ap.add_argument("--sizes", default="20000,100000", help="synthetic corpus sizes ('' for none)")
@@ -180,8 +185,9 @@ def main() -> None:
     torch.set_num_threads(1)
     data = require_shared_data("bench_hub_update")
     emb = embedded(data, FeatureCache(args.cache))
-    parts = ["tune", "check"] if args.part == "both" else [args.part]
-    quality(parts, emb, [float(g) for g in args.growth.split(",")], args.batches)
+    parts = {"both": ["tune", "check"], "none": []}.get(args.part, [args.part])
+    if parts:
+        quality(parts, emb, [float(g) for g in args.growth.split(",")], args.batches)
     if args.sizes:
         scale([int(s) for s in args.sizes.split(",")], emb["hub"])
 
