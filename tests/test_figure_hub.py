@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 from figlink.learn import figure_hub  # noqa: E402
 from figlink.learn.cache import FeatureCache  # noqa: E402
 from figlink.learn.embedder import load_matcher  # noqa: E402
-from figlink.learn.hubness import Hubness  # noqa: E402
+from figlink.learn.hubness import Hubness, column_normalizers  # noqa: E402
 from figlink.learn.image_search import TEXT_MODE  # noqa: E402
 from figlink.learn.lexical import write_lexicon  # noqa: E402
 from figlink.learn.records import read_pair_file  # noqa: E402
@@ -48,7 +48,7 @@ def test_the_kept_bank_scores_the_balanced_figures_as_the_balance_did(figures, t
     assert (len(bank.rows), bank.figures, bank.changed) == (24, 24, 0)  # under 2,048: every figure is a query
     assert bank.ocr == ocr and (bank.tops > 0).all()  # each picture's words are in its own caption
     # the bank's column step with its kept row scalers gives each figure's normalizer back, lexical term included
-    again = figure_hub.column_normalizers(figure_hub._kept_bank_scores(bank, text, lexicon, 0, WEIGHT), bank.rows, HUB)
+    again = column_normalizers(figure_hub._kept_bank_scores(bank, text, lexicon, 0, WEIGHT), bank.rows, HUB)
     assert again == pytest.approx(norm, abs=1e-5)
     # the same words indexed in memory instead of on disk: the same normalizers
     assert figure_hub.full_balance(image, text, ocr, words, WEIGHT, HUB)[0] == pytest.approx(norm, abs=1e-6)
@@ -66,8 +66,7 @@ def test_figures_added_under_a_tenth_are_scored_against_the_kept_bank(figures, t
     full = figure_hub.full_balance(image, text, ocr, lexicon, WEIGHT, HUB)[0]
     # near a full balance's, nearer than the kept bank's column step alone (without the two as queries, whose
     # own matches then count for nothing); bench_hub_update.py measures it on 610-3,058 figures
-    alone = figure_hub.column_normalizers(figure_hub._kept_bank_scores(bank, text[22:], lexicon, 22, WEIGHT),
-                                          bank.rows, HUB)
+    alone = column_normalizers(figure_hub._kept_bank_scores(bank, text[22:], lexicon, 22, WEIGHT), bank.rows, HUB)
     assert (np.abs(grown[22:] - full[22:]) < np.abs(alone - full[22:])).all()
     assert np.abs(grown[22:] - full[22:]).max() < 0.1
     # a third figure would pass a tenth of the 22 balanced (3 > 2.2): everything is balanced again

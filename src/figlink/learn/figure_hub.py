@@ -4,8 +4,10 @@ A *full balance* scores the text side of every stored figure as search by image 
 weighted lexical term) by a bank of up to :data:`~figlink.learn.hubness.BANK_MAX` of the corpus's own figure
 images, and balances that matrix block by block. The bank (its image vectors and OCR words, each query's
 best BM25 and the balance's row scalers) is kept in the store, so an update scores only the figures added
-since against it with those row scalers (the balance's column step: its cost grows with the figures added);
-a removed figure just loses its normalizer. Once the figures added or removed since the last full balance
+since against it with those row scalers (the balance's column step: its cost grows with the figures added).
+While the bank holds fewer than its maximum, the new figures also join it as queries, as a full balance
+would take them. A removed figure just loses its normalizer (its image stays a query until the next full
+balance). Once the figures added or removed since the last full balance
 reach :data:`REBALANCE` of the figures it balanced, the next update balances fully again.
 
 The bank's lexical term is held sparse: each bank query's matches scaled by its best, those under
@@ -22,7 +24,7 @@ from typing import Optional, Sequence
 import numpy as np
 from scipy import sparse
 
-from figlink.learn.hubness import (BANK_MAX, Balance, Hubness, balance, balance_added, bank_rows,  # noqa: F401
+from figlink.learn.hubness import (BANK_MAX, Balance, Hubness, balance, balance_added, bank_rows,
                                    column_normalizers, row_scalers)
 from figlink.learn.lexical import bm25_matches
 
@@ -33,7 +35,8 @@ LEXICAL_KEEP = 8192  # a bank query's lexical terms kept at most (its best ones)
 
 @dataclass(frozen=True)
 class HubBank:
-    """The bank of the last full balance, kept so that later figures are scored against it."""
+    """The bank of the last full balance (and of the figures added since while it had room), kept so that
+    later figures are scored against it."""
 
     image: np.ndarray  # (b, d) the bank's figure images
     ocr: list[str]  # the words read in them (the lexical term's queries)
