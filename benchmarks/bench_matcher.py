@@ -256,7 +256,6 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
     import figlink
     from figlink.learn.embedder import load_matcher
     from figlink.learn.image_search import (embed_query_image, figure_normalizers, figure_scores, hub_normalizers,
-                                            hubness_of,
                                             update_figure_vectors)
 
     rows = []
@@ -269,7 +268,7 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
         rows.append(["search --image: embed the corpus's figures once", f"{time.perf_counter() - t:.0f} s",
                      f"{len(vectors.keys)} figures", "features from the cache"])
         t, c = time.perf_counter(), time.process_time()
-        figure_normalizers(vectors, matcher.lexical_weight, hubness_of(matcher))
+        figure_normalizers(vectors, matcher.lexical_weight, matcher.hubness)
         rows.append(["search --image: the figures' hubness normalizers (part of writing the vectors)",
                      f"{time.perf_counter() - t:.2f} s wall", f"{time.process_time() - c:.2f} s CPU",
                      f"bank of {len(vectors.keys)} figure images"])

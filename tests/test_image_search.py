@@ -194,6 +194,40 @@ def test_a_store_written_before_the_normalizers_is_embedded_again(corpus, matche
     assert vectors.embedded == 0 and vectors.hub is not None and not vectors.notes
 
 
+def test_an_update_scores_its_new_figures_against_the_kept_bank_until_a_tenth_has_changed(corpus, matcher, tmp_path):
+    root, lines = corpus
+    figlink.build([_pairs(tmp_path / "six", lines[6:12])], root, vision=False, index=False, progress=False)
+    first = image_search.update_figure_vectors(root, matcher)
+    assert first.bank is not None and (first.bank.figures, first.bank.changed, len(first.bank.rows)) == (12, 0, 12)
+    figlink.build([_pairs(tmp_path / "one", lines[12:13])], root, vision=False, index=False, progress=False)
+    grown = image_search.update_figure_vectors(root, matcher)
+    assert grown.embedded == 1 and (grown.bank.figures, grown.bank.changed, len(grown.bank.rows)) == (12, 1, 13)
+    assert np.array_equal(grown.hub[:12], first.hub)  # the figures there before keep their normalizers
+    read = image_search.update_figure_vectors(root, matcher)  # the bank is read back from the store
+    assert read.embedded == 0 and np.array_equal(read.bank.rows, grown.bank.rows) and read.bank.changed == 1
+    assert np.array_equal(read.bank.image, grown.bank.image) and np.array_equal(read.hub, grown.hub)
+    figlink.build([_pairs(tmp_path / "two", lines[13:14])], root, vision=False, index=False, progress=False)
+    again = image_search.update_figure_vectors(root, matcher)  # 2 changes of 12 balanced: balanced fully again
+    assert (again.bank.figures, again.bank.changed) == (14, 0)
+    assert again.hub == pytest.approx(item_normalizers(again.image @ again.text.T, Hubness()), abs=1e-5)
+
+
+def test_a_store_written_before_it_kept_the_bank_is_read_then_balanced_fully(corpus, matcher, tmp_path):
+    root, lines = corpus
+    before = image_search.update_figure_vectors(root, matcher)
+    store = root / image_search.STORE
+    with np.load(store / "vectors.npz") as z:  # the files as the previous version wrote them
+        old = {k: z[k] for k in z.files if not k.startswith("bank_")}
+    np.savez(store / "vectors.npz", **old)
+    state = json.loads((store / "state.json").read_text(encoding="utf-8"))
+    (store / "state.json").write_text(json.dumps({k: v for k, v in state.items() if k != "bank"}))
+    read = image_search.update_figure_vectors(root, matcher)
+    assert read.embedded == 0 and read.bank is None and not read.notes and np.array_equal(read.hub, before.hub)
+    figlink.build([_pairs(tmp_path / "one", lines[6:7])], root, vision=False, index=False, progress=False)
+    grown = image_search.update_figure_vectors(root, matcher)
+    assert grown.embedded == 1 and (grown.bank.figures, grown.bank.changed) == (7, 0) and not grown.notes
+
+
 def test_search_by_image_says_how_many_figures_it_leaves_out(corpus, matcher):
     from figlink.cli import app
 

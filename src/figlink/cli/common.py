@@ -35,6 +35,12 @@ def print_renamed(renamed: list[tuple[str, str, str, str]]) -> None:
         err.print(f"[yellow]renamed:[/yellow] {escape(one_line(f'{path}: paper id {proposed} is held by {holder}; stored as {stored}'))}")
 
 
+def print_left_out(n: int, of_what: str) -> None:
+    """``N figure(s) with an image left out of <of_what>`` on stderr, when any was."""
+    if n:
+        err.print(f"{n} figure{'s' if n != 1 else ''} with an image left out of {of_what}", highlight=False)
+
+
 def warn(msg: str) -> None:
     """``warning: msg`` on stderr, one line."""
     err.print(f"[yellow]warning:[/yellow] {escape(one_line(msg))}")

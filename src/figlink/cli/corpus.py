@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.markup import escape
 
-from figlink.cli.common import err, fail, open_corpus, out, print_failures
+from figlink.cli.common import err, fail, open_corpus, out, print_failures, print_left_out
 from figlink.errors import FiglinkError
 
 if TYPE_CHECKING:
@@ -107,9 +107,8 @@ def index(corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
     left_out = list(signal.problems) if signal is not None else []
     print_failures([(item, "image signal", reason) for item, _, reason in (p.partition(": ") for p in left_out)])
     print_index(r)
+    print_left_out(len(left_out), "the image signal")
     if left_out:
-        n = len(left_out)
-        err.print(f"{n} figure{'s' if n != 1 else ''} with an image left out of the image signal", highlight=False)
         raise typer.Exit(1)
 
 

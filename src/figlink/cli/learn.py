@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from figlink.cli.common import err, out
+from figlink.cli.common import err, out, print_left_out
 from figlink.errors import FiglinkError
 from figlink.learn.records import TEXT_MODES, BadItem, TextMode
 
@@ -221,10 +221,7 @@ def image_search(image: Path, corpus: Path, k: int, as_json: bool) -> None:
         vectors = searching.update_figure_vectors(corpus, matcher)
         for line in vectors.notes:
             err.print(line, highlight=False, markup=False)
-        if vectors.left_out:
-            n = vectors.left_out
-            err.print(f"{n} figure{'s' if n != 1 else ''} with an image left out of the search (no matcher vectors: "
-                      "the image could not be read)", highlight=False)
+        print_left_out(vectors.left_out, "the search (no matcher vectors: the image could not be read)")
         hits = searching.hit_records(corpus, searching.search_figures(vectors, image, k, matcher))
     except FiglinkError as e:
         _fail(str(e))

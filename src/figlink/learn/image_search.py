@@ -7,8 +7,10 @@ The corpus's figures are embedded once by the matcher (image tower and caption +
 (by :meth:`figlink.corpus.Corpus.fingerprints`) and drops removed ones; a different model re-embeds all.
 The store lives beside the search index, not in it: the index is rebuilt by :mod:`figlink.index`, this is
 the matcher's own. It also keeps each figure's OCR words and its hubness normalizer (:mod:`figlink.learn.hubness`:
-the figure's text side scored by a bank of the corpus's own figure images, balanced by Sinkhorn iterations),
-recomputed whenever the vectors change; a store written before it kept them is re-embedded on its next update.
+the figure's text side scored by a bank of the corpus's own figure images, balanced by Sinkhorn iterations)
+with the bank it was balanced on (:mod:`figlink.learn.figure_hub`), so an update scores only its new figures
+against that bank until the corpus has changed by a tenth; a store written before it kept OCR words and
+normalizers is re-embedded on its next update, one written before it kept the bank is balanced fully again.
 
 A query image is embedded by the image tower (with its OCR text) and each figure is scored
 ``cos(query, figure image) + cos(query, figure text) + w × lexical``: the matcher's image → text score
@@ -26,7 +28,7 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -35,7 +37,8 @@ from figlink.index.image import ImageSignal
 from figlink.learn.cache import FeatureCache
 from figlink.learn.embedder import load_matcher
 from figlink.learn.embeddings import Matcher
-from figlink.learn.hubness import Hubness, bank_rows, item_normalizers
+from figlink.learn.figure_hub import HubBank, full_balance, updated_normalizers
+from figlink.learn.hubness import Hubness
 from figlink.learn.lexical import lexical_scores, lexicon_scores, write_lexicon
 from figlink.learn.records import FigurePair, TextMode
 
@@ -56,6 +59,7 @@ class FigureVectors:
     lexicon: Optional[Path] = None  # those words indexed (learn.lexical.write_lexicon), row i = figure i
     ocr: Optional[list[str]] = None  # the words read in each figure's image (None: a store written before it)
     hub: Optional[np.ndarray] = None  # (n,) each figure's hubness normalizer (None: none computed)
+    bank: Optional[HubBank] = None  # the bank the normalizers were balanced on (None: none kept)
     embedded: int = 0  # figures embedded by the last update
     problems: list[str] = field(default_factory=list)  # figures the last update left out, one line each
     left_out: int = 0  # figures with an image that have no vectors (all updates; each paper's last count)
@@ -96,6 +100,7 @@ def _read_store(folder: Path) -> tuple[dict, Optional[FigureVectors]]:
                 vectors.ocr = z["ocr"].tolist()
             if "hub" in z.files and len(z["hub"]) == len(keys) and state.get("hub"):
                 vectors.hub = z["hub"]
+                vectors.bank = _read_bank(z, state.get("bank"))
         if (folder / LEXICON).is_file() and state.get("lexicon") == len(keys):
             vectors.lexicon = folder / LEXICON
         return state, vectors
@@ -103,19 +108,31 @@ def _read_store(folder: Path) -> tuple[dict, Optional[FigureVectors]]:
         return {}, None
 
 
+def _read_bank(z, counts: Optional[dict]) -> Optional[HubBank]:
+    """The kept bank of a store's vectors file (None: a store written before it kept one)."""
+    if not counts or not {"bank_image", "bank_ocr", "bank_tops", "bank_rows"} <= set(z.files):
+        return None
+    return HubBank(z["bank_image"], z["bank_ocr"].tolist(), z["bank_tops"], z["bank_rows"], int(counts["figures"]),
+                   int(counts["changed"]))
+
+
 def _write_store(folder: Path, state: dict, vectors: FigureVectors) -> None:
-    """Each file written to a temporary name and renamed, vectors and words first, the state last (a stale
-    state re-embeds; the state names how many rows the words' index holds, so a stale one is not read)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    write_lexicon(folder / LEXICON, vectors.words)
-    vectors.lexicon = folder / LEXICON
-    state = {**state, "lexicon": len(vectors.words)}
+    """Each file written to a temporary name and renamed, the words' index (:func:`_write_words`) and the
+    vectors first, the state last (a stale state re-embeds)."""
+    bank = vectors.bank
+    state = {**state, "lexicon": len(vectors.words),
+             "bank": {"figures": bank.figures, "changed": bank.changed} if bank is not None else None}
+    arrays: dict[str, Any] = {
+        "keys": np.array([KEY_SEP.join(k) for k in vectors.keys], dtype=str),
+        "image": vectors.image.astype(np.float32), "text": vectors.text.astype(np.float32),
+        "words": np.array(vectors.words, dtype=str), "ocr": np.array(vectors.ocr or [], dtype=str),
+        "hub": np.zeros(0, np.float32) if vectors.hub is None else vectors.hub.astype(np.float32)}
+    if bank is not None:
+        arrays.update(bank_image=bank.image, bank_ocr=np.array(bank.ocr, dtype=str), bank_tops=bank.tops,
+                      bank_rows=bank.rows)
     tmp = folder / ".vectors.npz.tmp"
     with tmp.open("wb") as f:
-        np.savez(f, keys=np.array([KEY_SEP.join(k) for k in vectors.keys], dtype=str),
-                 image=vectors.image.astype(np.float32), text=vectors.text.astype(np.float32),
-                 words=np.array(vectors.words, dtype=str), ocr=np.array(vectors.ocr or [], dtype=str),
-                 hub=np.zeros(0, np.float32) if vectors.hub is None else vectors.hub.astype(np.float32))
+        np.savez(f, **arrays)
     os.replace(tmp, folder / "vectors.npz")
     tmp = folder / ".state.json.tmp"
     tmp.write_text(json.dumps(state), encoding="utf-8")
@@ -129,16 +146,19 @@ def _hub_settings(matcher: Matcher) -> Optional[dict]:
             "lexical_weight": matcher.lexical_weight} if hub.on else None
 
 
+def _write_words(folder: Path, vectors: FigureVectors) -> None:
+    """The figures' words indexed into the store (the state, written last, names how many rows it holds, so
+    a stale one is not read); the normalizers' lexical term reads it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_lexicon(folder / LEXICON, vectors.words)
+    vectors.lexicon = folder / LEXICON
+
+
 def figure_normalizers(vectors: FigureVectors, lexical_weight: float, hub: Hubness) -> np.ndarray:
-    """Each stored figure's hubness normalizer: its text side scored as search by image scores it (cosine +
-    the weighted lexical term) by a bank of the corpus's own figure images (:func:`hubness.bank_rows`)."""
-    rows = bank_rows(len(vectors.keys))
-    bank = (vectors.image[rows] @ vectors.text.T).astype(np.float32)
-    ocr = vectors.ocr or []
-    queries = [ocr[i] for i in rows] if len(ocr) == len(vectors.keys) else []
-    if lexical_weight and any(q.strip() for q in queries):
-        bank += (lexical_weight * lexical_scores(queries, vectors.words)).astype(np.float32)
-    return item_normalizers(bank, hub).astype(np.float32)
+    """Each stored figure's hubness normalizer, balanced fully: its text side scored as search by image scores
+    it (cosine + the weighted lexical term) by a bank of the corpus's own figure images."""
+    return full_balance(vectors.image, vectors.text, vectors.ocr or [], vectors.lexicon or vectors.words,
+                        lexical_weight, hub)[0]
 
 
 def _left_out(before: dict[str, int], keep: set[str], tried: list[str], embedded: list[str]) -> dict[str, int]:
@@ -214,11 +234,18 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
                             left_out=sum(left.values()), notes=notes)
     hub = _hub_settings(matcher)
     if todo or old is None or len(rows) != len(old.keys) or old.lexicon is None or state.get("hub") != hub:
-        vectors.hub = figure_normalizers(vectors, matcher.lexical_weight, matcher.hubness) if hub else None
+        _write_words(folder, vectors)
+        if hub:
+            same = old if old is not None and old.hub is not None and state.get("hub") == hub else None
+            vectors.hub, vectors.bank = updated_normalizers(
+                vectors.image, vectors.text, read, vectors.lexicon or words,
+                same.hub[rows] if same is not None and same.hub is not None else None,
+                same.bank if same is not None else None, len(old.keys) - len(rows) if old is not None else 0,
+                matcher.lexical_weight, matcher.hubness)
         _write_store(folder, {"model": model, "ocr": ocr, "papers": {p: prints[p] for p in prints},
                               "left_out": left, "hub": hub}, vectors)
     else:
-        vectors.lexicon, vectors.hub = old.lexicon, old.hub
+        vectors.lexicon, vectors.hub, vectors.bank = old.lexicon, old.hub, old.bank
     return vectors
 
 

@@ -17,7 +17,7 @@ import os
 import re
 import sqlite3
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -81,6 +81,27 @@ def lexicon_scores(path: Path, query: str, n_docs: int) -> np.ndarray:
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         return per_query_scaled(_score_rows(db, [query], n_docs))[0]
+    finally:
+        db.close()
+
+
+def bm25_matches(source: Path | Sequence[str], queries: Sequence[str],
+                 first: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per query, the documents it matches from row ``first`` on: (0-based rows, BM25 higher-is-better), in a
+    :func:`write_lexicon` file or in ``source`` documents indexed in memory. The scores are those over all
+    the documents (FTS5 reads only the postings past ``first``), so a few new rows cost a few."""
+    if isinstance(source, Path):
+        db = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    else:
+        db = sqlite3.connect(":memory:")
+        _fill(db, source)
+    try:
+        for q in queries:
+            expr = _fts_query(q)
+            found = db.execute("SELECT rowid, bm25(d) FROM d WHERE d MATCH ? AND rowid > ?",
+                               (expr, first)).fetchall() if expr else []
+            rows = np.fromiter((r for r, _ in found), np.int64, len(found)) - 1
+            yield rows, -np.fromiter((x for _, x in found), np.float64, len(found))
     finally:
         db.close()
 
