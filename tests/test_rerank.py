@@ -141,3 +141,21 @@ def test_average_scores_the_mean_of_its_models(corpus_dir, searcher):
     assert not np.allclose(m.score(X), other.score(X))
     with pytest.raises(ValueError, match="standardisation"):
         average([m, RerankModel("figure", m.mean + 1, m.std, m.w1, m.b1, m.w2, m.b2, features=m.features)])
+
+
+def test_fit_picks_the_epoch_on_the_named_fifth(corpus_dir, searcher):
+    """``val_fifth`` names the fifth of the papers that picks the epoch: its groups are held out of the fit."""
+    from figlink.train.rerank import Group, fifth, fit
+
+    v = searcher.version()
+    figs = ("F1", "F2", "F3")
+    docs = [lexical.find_doc(v.db, "figure", "PMC3166277", f, None) for f in figs]
+    cands = [Candidate(d, 1.0 / (i + 1), "PMC3166277", f) for i, (d, f) in enumerate(zip(docs, figs))]
+    X = features(v.db, v.vectors.get("figure"), "figure", "lysis time of holin mutants", None, cands, {},
+                 len(v.cols["figure"]))
+    papers = [f"paper{i}" for i in range(20)]  # stand-ins for the papers a corpus holds
+    groups = [Group(X, i % 3, p) for i, p in enumerate(papers)]
+    for k in (0, 3):
+        _, rep = fit(groups, "figure", epochs=2, val_fifth=k)
+        held = sum(1 for p in papers if fifth(p) == k)
+        assert 0 < held < len(papers) and rep["val_groups"] == held and rep["train_groups"] == len(papers) - held

@@ -30,10 +30,6 @@ def fifth(paper_id: str) -> int:
     return int(hashlib.md5(paper_id.encode()).hexdigest(), 16) % 5
 
 
-def _held_out(paper_id: str) -> bool:
-    return fifth(paper_id) == 0
-
-
 def _pad(groups: Sequence[Group], k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     f = groups[0].X.shape[1]
     X = np.zeros((len(groups), k, f), np.float32)
@@ -54,16 +50,16 @@ def ranks_of(scores: np.ndarray, mask: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def fit(groups: Sequence[Group], level: str, hidden: int = 32, epochs: int = 40, lr: float = 3e-3,
         weight_decay: float = 1e-4, batch: int = 64, seed: int = 0, top_k: int = TOP_K,
-        features: Sequence[str] = FEATURES) -> tuple[RerankModel, dict]:
+        features: Sequence[str] = FEATURES, val_fifth: int = 0) -> tuple[RerankModel, dict]:
     """A model reading the named ``features``, fitted on the groups whose answer is among the first
-    ``top_k``; and a report."""
+    ``top_k`` (the groups of fifth ``val_fifth`` pick the epoch); and a report."""
     import torch
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     usable = [g for g in groups if g.answer < top_k and len(g.X) > 1]
-    train = [g for g in usable if not _held_out(g.paper_id)]
-    val = [g for g in usable if _held_out(g.paper_id)]
+    train = [g for g in usable if fifth(g.paper_id) != val_fifth]
+    val = [g for g in usable if fifth(g.paper_id) == val_fifth]
     if not train or not val:  # too few papers to hold a fifth out: validate on the training groups
         train = val = usable
     if not usable:
