@@ -11,6 +11,8 @@ included), passes alternating between the tools, best of ``--repeat``:
   one per usable core), the same lines in the same order (the benchmark checks it); its CPU is that of
   all the processes;
 - with ``--workers N`` (N > 1), also that many workers;
+- where ``make native`` has compiled the hot modules (``src/figlink/_native``), one process without them too
+  (``FIGLINK_NATIVE=0``);
 - with ``--before SRC``, the same command run with another checkout's ``src`` folder first on the path
   (e.g. a ``git worktree`` of an earlier commit), given the files rather than the folder (earlier figlink
   refused folders): before and after, each against pubmed_parser of the same run;
@@ -77,8 +79,8 @@ sys.exit(1 if failed else 0)
 BYTECODE: "Path | None" = None
 
 
-def env(src: Path = REPO / "src") -> dict[str, str]:
-    e = dict(os.environ)
+def env(src: Path = REPO / "src", extra: dict[str, str] | None = None) -> dict[str, str]:
+    e = dict(os.environ, **(extra or {}))
     e["PYTHONPATH"] = os.pathsep.join([str(src)] + ([e["PYTHONPATH"]] if e.get("PYTHONPATH") else []))
     if BYTECODE is not None:
         e["PYTHONPYCACHEPREFIX"] = str(BYTECODE)
@@ -86,13 +88,14 @@ def env(src: Path = REPO / "src") -> dict[str, str]:
     return e
 
 
-def timed(cmd: list[str], out: Path, src: Path = REPO / "src") -> tuple[float, float]:
+def timed(cmd: list[str], out: Path, src: Path = REPO / "src",
+          extra: dict[str, str] | None = None) -> tuple[float, float]:
     """(wall seconds, CPU seconds: user + system of the child) of one run; its exit status in ``timed.last_rc``.
     CPU time is what to compare on a shared machine, where the wall clock also counts other people's work."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     with out.open("wb") as fh:
-        timed.last_rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.DEVNULL, env=env(src)).returncode
+        timed.last_rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.DEVNULL, env=env(src, extra)).returncode
     seconds = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -223,28 +226,32 @@ def main(argv: list[str] | None = None) -> int:
                 "auto": (parse_dir, REPO / "src")}
         if args.workers > 1:
             runs["workers"] = ([*parse_dir, "--workers", str(args.workers)], REPO / "src")
+        if (REPO / "src" / "figlink" / "_native" / "manifest.json").is_file():  # a compiled build: also without it
+            runs["pure"] = ([*parse_dir, "--workers", "1"], REPO / "src")
         if args.before is not None:
             runs["before"] = ([sys.executable, "-m", "figlink.cli", "parse", *args_files, "--json"], args.before.resolve())
         best = {name: float("inf") for name in runs}
         cpu = {name: float("inf") for name in runs}
         rcs = {}
+        extra = {"pure": {"FIGLINK_NATIVE": "0"}}
         if BYTECODE is not None:
             for name, (cmd, tree) in runs.items():  # untimed: writes the bytecode the timed runs read
-                timed(cmd, work / f"{name}.jsonl", tree)
+                timed(cmd, work / f"{name}.jsonl", tree, extra.get(name))
         for _ in range(repeat):
             for name, (cmd, tree) in runs.items():
-                t, c = timed(cmd, work / f"{name}.jsonl", tree)
+                t, c = timed(cmd, work / f"{name}.jsonl", tree, extra.get(name))
                 best[name], cpu[name] = min(best[name], t), min(cpu[name], c)
                 rcs[name] = timed.last_rc  # type: ignore[attr-defined]
         lines = {k: sum(1 for _ in (work / f"{k}.jsonl").open()) for k in best}
         labels = {"figlink": "figlink parse DIR --json --workers 1 > out",
                   "auto": "figlink parse DIR --json > out (--workers auto)",
+                  "pure": "figlink parse DIR --json --workers 1 > out, .py files (FIGLINK_NATIVE=0)",
                   "before": f"before: {args.before} (parse FILES --json)",
                   "workers": f"figlink parse DIR --json --workers {args.workers} > out"}
         rows = [[labels[name], f"{len(files) / best[name]:.1f} articles/s", f"{best[name]:.2f} s", f"{cpu[name]:.2f} s",
                  f"{lines[name]} JSON lines (exit {rcs[name]})",
                  f"{best['pubmed'] / best[name]:.2f}x wall, {cpu['pubmed'] / cpu[name]:.2f}x CPU (target >= 2x)"]
-                for name in ("before", "figlink", "auto", "workers") if name in runs]
+                for name in ("before", "pure", "figlink", "auto", "workers") if name in runs]
         rows.append(["pubmed_parser CLI-equivalent script", f"{len(files) / best['pubmed']:.1f} articles/s",
                      f"{best['pubmed']:.2f} s", f"{cpu['pubmed']:.2f} s",
                      f"{lines['pubmed']} JSON lines (exit {rcs['pubmed']})", "baseline"])
@@ -263,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         if "before" in runs:
             same = (work / "before.jsonl").read_bytes() == (work / "figlink.jsonl").read_bytes()
             print(f"output of before and after: {'byte-identical' if same else 'DIFFERENT'}")
-        for name in ("auto", "workers"):
+        for name in ("pure", "auto", "workers"):
             if name in runs:
                 same = (work / f"{name}.jsonl").read_bytes() == (work / "figlink.jsonl").read_bytes()
                 print(f"output of one process and {labels[name]}: {'byte-identical' if same else 'DIFFERENT'}")
