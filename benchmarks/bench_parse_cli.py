@@ -5,10 +5,14 @@ Input: a fixed subset of the Europe PMC articles (every k-th file in name order,
 
 Rows, each a fresh process timed on the wall clock from start to exit (interpreter start-up and imports
 included), passes alternating between the tools, best of ``--repeat``:
-- ``figlink parse DIR --json > out`` (metadata, figures, captions + caption stage, inline references
-  with panels, JSON lines);
-- the same with ``--workers N`` (``--workers``, default 2; 0 leaves the row out): N forked worker processes,
-  the same lines in the same order (the benchmark checks it); its CPU is that of all the processes;
+- ``figlink parse DIR --json --workers 1 > out``: one process (metadata, figures, captions + caption stage,
+  inline references with panels, JSON lines);
+- ``figlink parse DIR --json > out``, the command as a user types it (``--workers auto``: forked workers,
+  one per usable core), the same lines in the same order (the benchmark checks it); its CPU is that of
+  all the processes;
+- with ``--workers N`` (N > 1), also that many workers;
+- where ``make native`` has compiled the hot modules (``src/figlink/_native``), one process without them too
+  (``FIGLINK_NATIVE=0``);
 - with ``--before SRC``, the same command run with another checkout's ``src`` folder first on the path
   (e.g. a ``git worktree`` of an earlier commit), given the files rather than the folder (earlier figlink
   refused folders): before and after, each against pubmed_parser of the same run;
@@ -75,8 +79,8 @@ sys.exit(1 if failed else 0)
 BYTECODE: "Path | None" = None
 
 
-def env(src: Path = REPO / "src") -> dict[str, str]:
-    e = dict(os.environ)
+def env(src: Path = REPO / "src", extra: dict[str, str] | None = None) -> dict[str, str]:
+    e = dict(os.environ, **(extra or {}))
     e["PYTHONPATH"] = os.pathsep.join([str(src)] + ([e["PYTHONPATH"]] if e.get("PYTHONPATH") else []))
     if BYTECODE is not None:
         e["PYTHONPYCACHEPREFIX"] = str(BYTECODE)
@@ -84,13 +88,14 @@ def env(src: Path = REPO / "src") -> dict[str, str]:
     return e
 
 
-def timed(cmd: list[str], out: Path, src: Path = REPO / "src") -> tuple[float, float]:
+def timed(cmd: list[str], out: Path, src: Path = REPO / "src",
+          extra: dict[str, str] | None = None) -> tuple[float, float]:
     """(wall seconds, CPU seconds: user + system of the child) of one run; its exit status in ``timed.last_rc``.
     CPU time is what to compare on a shared machine, where the wall clock also counts other people's work."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     with out.open("wb") as fh:
-        timed.last_rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.DEVNULL, env=env(src)).returncode
+        timed.last_rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.DEVNULL, env=env(src, extra)).returncode
     seconds = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -119,7 +124,7 @@ def profile(files: list[Path], work: Path) -> None:
     e["PYTHONPATH"] = os.pathsep.join([e["PYTHONPATH"]] + extra)
     report = work / "profile.pyisession"
     cmd = [sys.executable, "-m", "pyinstrument", "--interval", "0.0005", "-r", "session", "-o", str(report),
-           "-m", "figlink.cli", "parse", str(files[0].parent), "--json"]
+           "-m", "figlink.cli", "parse", str(files[0].parent), "--json", "--workers", "1"]
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e, check=False)
     text_report = REPO / "benchmarks" / "out" / "parse_profile.txt"
     text_report.parent.mkdir(parents=True, exist_ok=True)
@@ -194,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--no-ingest", action="store_true")
     ap.add_argument("--ingest-index", action="store_true", help="also time an ingest that builds the search index")
-    ap.add_argument("--workers", type=int, default=2, help="also time `figlink parse DIR --json --workers N` (0: not)")
+    ap.add_argument("--workers", type=int, default=0, help="also time `figlink parse DIR --json --workers N` (0: not)")
     ap.add_argument("--before", type=Path, default=None,
                     help="src folder of another checkout to time in the same run (given the files, not the folder)")
     ap.add_argument("--no-bytecode", action="store_true",
@@ -215,31 +220,38 @@ def main(argv: list[str] | None = None) -> int:
         args_files = [str(src / f.name) for f in files]
         script = work / "pubmed_cli.py"
         script.write_text(PUBMED_SCRIPT)
+        parse_dir = [sys.executable, "-m", "figlink.cli", "parse", str(src), "--json"]
         runs = {"pubmed": ([sys.executable, str(script), *args_files], REPO / "src"),
-                "figlink": ([sys.executable, "-m", "figlink.cli", "parse", str(src), "--json"], REPO / "src")}
+                "figlink": ([*parse_dir, "--workers", "1"], REPO / "src"),
+                "auto": (parse_dir, REPO / "src")}
         if args.workers > 1:
-            runs["workers"] = ([sys.executable, "-m", "figlink.cli", "parse", str(src), "--json", "--workers",
-                                str(args.workers)], REPO / "src")
+            runs["workers"] = ([*parse_dir, "--workers", str(args.workers)], REPO / "src")
+        if (REPO / "src" / "figlink" / "_native" / "manifest.json").is_file():  # a compiled build: also without it
+            runs["pure"] = ([*parse_dir, "--workers", "1"], REPO / "src")
         if args.before is not None:
             runs["before"] = ([sys.executable, "-m", "figlink.cli", "parse", *args_files, "--json"], args.before.resolve())
         best = {name: float("inf") for name in runs}
         cpu = {name: float("inf") for name in runs}
         rcs = {}
+        extra = {"pure": {"FIGLINK_NATIVE": "0"}}
         if BYTECODE is not None:
             for name, (cmd, tree) in runs.items():  # untimed: writes the bytecode the timed runs read
-                timed(cmd, work / f"{name}.jsonl", tree)
+                timed(cmd, work / f"{name}.jsonl", tree, extra.get(name))
         for _ in range(repeat):
             for name, (cmd, tree) in runs.items():
-                t, c = timed(cmd, work / f"{name}.jsonl", tree)
+                t, c = timed(cmd, work / f"{name}.jsonl", tree, extra.get(name))
                 best[name], cpu[name] = min(best[name], t), min(cpu[name], c)
                 rcs[name] = timed.last_rc  # type: ignore[attr-defined]
         lines = {k: sum(1 for _ in (work / f"{k}.jsonl").open()) for k in best}
-        labels = {"figlink": "figlink parse DIR --json > out", "before": f"before: {args.before} (parse FILES --json)",
+        labels = {"figlink": "figlink parse DIR --json --workers 1 > out",
+                  "auto": "figlink parse DIR --json > out (--workers auto)",
+                  "pure": "figlink parse DIR --json --workers 1 > out, .py files (FIGLINK_NATIVE=0)",
+                  "before": f"before: {args.before} (parse FILES --json)",
                   "workers": f"figlink parse DIR --json --workers {args.workers} > out"}
         rows = [[labels[name], f"{len(files) / best[name]:.1f} articles/s", f"{best[name]:.2f} s", f"{cpu[name]:.2f} s",
                  f"{lines[name]} JSON lines (exit {rcs[name]})",
                  f"{best['pubmed'] / best[name]:.2f}x wall, {cpu['pubmed'] / cpu[name]:.2f}x CPU (target >= 2x)"]
-                for name in ("before", "figlink", "workers") if name in runs]
+                for name in ("before", "pure", "figlink", "auto", "workers") if name in runs]
         rows.append(["pubmed_parser CLI-equivalent script", f"{len(files) / best['pubmed']:.1f} articles/s",
                      f"{best['pubmed']:.2f} s", f"{cpu['pubmed']:.2f} s",
                      f"{lines['pubmed']} JSON lines (exit {rcs['pubmed']})", "baseline"])
@@ -258,9 +270,10 @@ def main(argv: list[str] | None = None) -> int:
         if "before" in runs:
             same = (work / "before.jsonl").read_bytes() == (work / "figlink.jsonl").read_bytes()
             print(f"output of before and after: {'byte-identical' if same else 'DIFFERENT'}")
-        if "workers" in runs:
-            same = (work / "workers.jsonl").read_bytes() == (work / "figlink.jsonl").read_bytes()
-            print(f"output of 1 and {args.workers} workers: {'byte-identical' if same else 'DIFFERENT'}")
+        for name in ("pure", "auto", "workers"):
+            if name in runs:
+                same = (work / f"{name}.jsonl").read_bytes() == (work / "figlink.jsonl").read_bytes()
+                print(f"output of one process and {labels[name]}: {'byte-identical' if same else 'DIFFERENT'}")
         print_table(f"End to end, one process per run, wall clock incl. start-up ({len(files)} Europe PMC articles, "
                     f"best of {repeat})", ["command", "throughput", "wall", "CPU", "output", "vs pubmed_parser"], rows)
         if args.profile:

@@ -118,3 +118,30 @@ def test_workers_must_be_a_positive_number_and_are_not_for_images(tmp_path):
         (line,) = res.stderr.splitlines()
         assert line.startswith("error: ") and "workers" in line, line
     assert not (tmp_path / "im").exists()
+
+
+def test_workers_auto_forks_only_for_enough_work(monkeypatch):
+    """``--workers auto`` (the default) forks workers once the inputs hold FORK_BYTES bytes in all (or are
+    FORK_INPUTS of them): the sample articles (about 1 MB) parse in this process, with less bytes asked
+    they parse in workers, the same lines either way."""
+    import io
+
+    from figlink.cli import parse
+    from figlink.ingest.sources import iter_sources
+
+    head: list = []
+    assert not parse._enough_to_fork(iter_sources([JATS], pairs=False), head) and len(head) == 7
+    head = []
+    monkeypatch.setattr(parse, "FORK_INPUTS", 3)
+    assert parse._enough_to_fork(iter_sources([JATS], pairs=False), head) and len(head) == 3
+    one, auto = io.StringIO(), io.StringIO()
+    assert parse.run([JATS], as_json=True, out=one, workers=1) == 0
+    assert parse.arguments().parse_args(["x"]).workers is None  # the default is auto
+    assert parse.arguments().parse_args(["x", "--workers", "auto"]).workers is None
+    monkeypatch.setattr(parse, "auto_workers", lambda: 2)  # whatever this machine's cores
+    calls: list[int] = []
+    real = parse._in_processes
+    monkeypatch.setattr(parse, "_in_processes", lambda f, s, n: calls.append(n) or real(f, s, n))
+    assert parse.run([JATS], as_json=True, out=auto, workers=None) == 0
+    assert calls == [2] and auto.getvalue() == one.getvalue()
+    assert len(one.getvalue().splitlines()) == 7

@@ -99,3 +99,59 @@ def test_ingest_with_every_worker_replaced_gives_the_same_corpus(tmp_path, monke
             rows.append((c.db.execute("SELECT paper_id, json FROM papers ORDER BY 1").fetchall(),
                          c.db.execute("SELECT * FROM figures ORDER BY 1, 2").fetchall()))
     assert rows[0] == rows[1] and len(rows[0][0]) == len(list(JATS.glob("*.*xml")))
+
+
+_SEEN_BY_FORKED = ["set in the test process before the pool started"]
+
+
+def _ask(mb: int) -> tuple[int, str]:
+    """(pid, what this process sees in ``_SEEN_BY_FORKED``); dies when ``mb`` < 0."""
+    if mb < 0:
+        os._exit(3)
+    time.sleep(0.01)
+    return os.getpid(), _SEEN_BY_FORKED[-1]
+
+
+def test_forked_workers_start_from_this_process_and_chunks_come_back_in_order():
+    _SEEN_BY_FORKED.append("changed after import")  # a spawned worker re-imports this module and would not see it
+    try:
+        pool = MemoryBoundedPool(_ask, 2, large_bytes=1 << 40, start="fork", chunk=8)
+        got = list(pool.map(range(40), lambda mb: 0, window=32, failed=_failed))
+    finally:
+        _SEEN_BY_FORKED.pop()
+    assert [seen for _, seen in got] == ["changed after import"] * 40
+    assert pool.stats.started == 2 and len({pid for pid, _ in got} - {os.getpid()}) == 2
+    # a chunk runs in one worker: the results of 0-7, 8-15, ... each come from one process
+    assert all(len({pid for pid, _ in got[k:k + 8]}) == 1 for k in range(0, 32, 8))
+
+
+def test_the_last_items_are_shared_out_evenly():
+    """Ten items, all taken at once: five to each worker, not a chunk of eight to one and two to the other."""
+    pool = MemoryBoundedPool(_ask, 2, large_bytes=1 << 40, start="fork", chunk=8)
+    pids = [pid for pid, _ in pool.map(range(10), lambda mb: 0, window=32, failed=_failed)]
+    assert len(set(pids[:5])) == len(set(pids[5:])) == 1 and pids[0] != pids[5]
+
+
+def test_a_worker_that_dies_in_a_chunk_fails_only_the_item_that_killed_it():
+    pool = MemoryBoundedPool(_ask, 2, large_bytes=1 << 40, start="fork", chunk=4)
+    got = list(pool.map([0, 0, -1, 0, 0, 0, 0, 0, 0], lambda mb: 0, window=32, failed=_failed))
+    assert got[2] == "worker process died (exit code 3)"
+    assert all(isinstance(r, tuple) for i, r in enumerate(got) if i != 2)
+    assert pool.stats.died == 2  # once with its chunk, once alone
+
+
+def test_fork_is_not_used_while_another_thread_runs():
+    import threading
+
+    from figlink.engine.pool import fork_start
+
+    if threading.active_count() == 1:  # an earlier test of the session may have left a thread running
+        assert fork_start() == "fork"
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert fork_start() == "spawn"
+    finally:
+        stop.set()
+        t.join()

@@ -38,6 +38,16 @@ def __getattr__(name: str) -> Any:
 __version__ = "0.1.0"
 
 
+def _install_native() -> None:
+    """Compiled builds of the hot text modules, where `make setup` made one and it matches the sources."""
+    from figlink.native import install
+
+    install()
+
+
+_install_native()
+
+
 def search(query: str, corpus: str, k: int = 10, level: str = "figure", filters: dict | None = None) -> list:
     """Search a corpus's index: ``figlink.search("lung cyst CT", "corpus/", level="panel")`` → hits."""
     from figlink.index import search as _search

@@ -12,6 +12,14 @@ Every failure is one line on stderr (``error: PATH: STAGE: reason``); the other 
 exit status is 1 when any failed, 2 for a usage error. ``--workers N`` parses in N processes (the engine's
 :class:`~figlink.engine.pool.MemoryBoundedPool`: a worker that dies fails its input with one line); the
 output is the same lines in the same order, each written as soon as it and every one before it are done.
+The default, ``--workers auto``, is one process per usable core (at most :data:`MAX_AUTO_WORKERS`) when the
+inputs are work enough to be worth forking for (:func:`_enough_to_fork`), else this process alone, as with
+``--images``.
+
+The workers are made cheap to start and to feed: this process parses the first input itself (which
+imports and compiles everything parsing needs), then forks the workers as copies of itself where the system
+allows it (:func:`~figlink.engine.pool.fork_start`; spawned processes import it all again), and hands them
+:data:`CHUNK` inputs per message; each worker sends back the finished JSON lines of a chunk at once.
 """
 
 from __future__ import annotations
@@ -20,13 +28,21 @@ import argparse
 import sys
 from dataclasses import dataclass
 from functools import partial
+from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, NoReturn, Optional, Sequence, TextIO
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NoReturn, Optional, Sequence, TextIO
 
 if TYPE_CHECKING:
     from figlink.images import ImageFolder
     from figlink.ingest.sources import Source
     from figlink.model import Paper
+
+CHUNK = 8  # inputs per message to a worker (fewer at the end of a run, so the workers finish together)
+MAX_AUTO_WORKERS = 8  # ``--workers auto`` starts at most this many (each holds a parsed article's memory)
+# ``--workers auto`` forks workers for inputs that hold this many bytes in all (about 15 JATS articles, two
+# PDFs: work of 60 ms or more, where two workers gain more than forking them costs), or are this many
+FORK_BYTES = 2 << 20
+FORK_INPUTS = 64
 
 
 def one_line(text: object) -> str:
@@ -52,16 +68,27 @@ def arguments(prog: str = "figlink parse") -> argparse.ArgumentParser:
     ap.add_argument("--json", dest="as_json", action="store_true", help="Print one Paper JSON per input (JSON lines).")
     ap.add_argument("--pretty", action="store_true", help="Indent the JSON.")
     ap.add_argument("--images", type=Path, default=None, help="Save figure images under this folder.")
-    ap.add_argument("--workers", type=_positive, default=1, metavar="N",
-                    help="Parse in N processes (output in input order all the same; not with --images).")
+    ap.add_argument("--workers", type=_workers, default=None, metavar="N",
+                    help="Parse in N processes, or 'auto' (the default): one per usable core, but one for a "
+                         "few small inputs or with --images (output in input order all the same).")
     return ap
 
 
-def _positive(text: str) -> int:
-    """A whole number of at least 1 (argparse type)."""
+def _workers(text: str) -> Optional[int]:
+    """``auto`` (None) or a whole number of at least 1 (argparse type)."""
+    if text == "auto":
+        return None
     if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a whole number of at least 1, got {text!r}")
     return int(text)
+
+
+def auto_workers() -> int:
+    """What ``--workers auto`` means on this machine: one worker per usable core, at most
+    :data:`MAX_AUTO_WORKERS`."""
+    from figlink.engine.pool import usable_cores
+
+    return min(MAX_AUTO_WORKERS, usable_cores())
 
 
 def main(argv: Optional[Sequence[str]] = None, prog: str = "figlink parse") -> int:
@@ -70,7 +97,7 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "figlink parse") -> i
     if not args.paths:
         sys.stderr.write(f"error: Missing argument 'PATH...'. (see {prog} --help)\n")
         return 2
-    if args.workers > 1 and args.images is not None:
+    if args.workers is not None and args.workers > 1 and args.images is not None:
         sys.stderr.write(f"error: --images writes one folder from one process: use it with --workers 1 "
                          f"(see {prog} --help)\n")
         return 2
@@ -127,14 +154,14 @@ def _source_bytes(source: Source) -> int:
 
 def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False, pretty: bool = False,
         images: Optional[Path] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None,
-        workers: int = 1) -> int:
-    """Parse every input that ``paths`` names (in ``workers`` processes; not with ``images``); 1 when any
-    failed, else 0."""
+        workers: Optional[int] = 1) -> int:
+    """Parse every input that ``paths`` names, in ``workers`` processes (None: as ``--workers auto`` says;
+    more than 1 not with ``images``); 1 when any failed, else 0."""
     from figlink.images import ImageFolder
     from figlink.ingest.sources import iter_sources
     from figlink.paper_ids import variants
 
-    if workers > 1 and images is not None:
+    if workers is not None and workers > 1 and images is not None:
         raise ValueError("images are saved by one process: use workers=1")
     out = out or sys.stdout
     err = err or sys.stderr
@@ -151,14 +178,16 @@ def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False
     folder = None if images is None else ImageFolder(images)
     parse_one = partial(_outcome, xml=xml, as_json=as_json, pretty=pretty, images=folder,
                         paper_id=None if folder is None else unique_id)
-    sources = iter_sources(paths, pairs=False)
+    sources: Iterator[Source] = iter_sources(paths, pairs=False)
+    if workers is None:
+        head: list[Source] = []
+        enough = images is None and _enough_to_fork(sources, head)
+        sources = chain(head, sources)
+        workers = auto_workers() if enough else 1
     if workers == 1:
         outcomes: Iterable[_Outcome] = map(parse_one, sources)
     else:
-        from figlink.engine.common import window
-        from figlink.engine.pool import MemoryBoundedPool
-
-        outcomes = MemoryBoundedPool(parse_one, workers).map(sources, _source_bytes, window(workers), _died)
+        outcomes = _in_processes(parse_one, sources, workers)
     for done in outcomes:
         if done.error is not None:
             failed += 1
@@ -171,6 +200,34 @@ def run(paths: Sequence[Path], xml: Optional[Path] = None, as_json: bool = False
                 err.write(f"warning: {one_line(f'{done.path}: {w}')}\n")
     out.flush()
     return 1 if failed else 0
+
+
+def _enough_to_fork(sources: Iterator[Source], head: list[Source]) -> bool:
+    """Whether the inputs are work enough for ``--workers auto`` to fork workers: at least two that hold
+    :data:`FORK_BYTES` bytes in all (parsing time grows with the bytes), or :data:`FORK_INPUTS` of them.
+    The inputs it looked at are appended to ``head`` (no more than it needed)."""
+    total = 0
+    for source in sources:
+        head.append(source)
+        total += _source_bytes(source)
+        if len(head) >= 2 and (total >= FORK_BYTES or len(head) >= FORK_INPUTS):
+            return True
+    return False
+
+
+def _in_processes(parse_one: Callable[[Source], _Outcome], sources: Iterator[Source],
+                  workers: int) -> Iterator[_Outcome]:
+    """``parse_one`` of each source, in order: the first one here (it imports and compiles what parsing
+    needs), the others in ``workers`` processes forked after it where the system allows it, so that they
+    start with all of that."""
+    from figlink.engine.pool import MemoryBoundedPool, fork_start, window
+
+    first = next(sources, None)
+    if first is None:
+        return
+    yield parse_one(first)
+    pool = MemoryBoundedPool(parse_one, workers, start=fork_start(), chunk=CHUNK)
+    yield from pool.map(sources, _source_bytes, window(workers), _died)
 
 
 def _print_table(paper: Paper, out: TextIO) -> None:
@@ -190,4 +247,4 @@ def _print_table(paper: Paper, out: TextIO) -> None:
     console.print(f"license: {paper.license.spdx} (open: {paper.license.open})  doi: {paper.doi}")
 
 
-__all__ = ["arguments", "main", "run"]
+__all__ = ["arguments", "auto_workers", "main", "run"]

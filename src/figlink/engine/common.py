@@ -34,8 +34,6 @@ from figlink.pipeline import PipelineOptions, stage_pair, stage_source
 
 COMMIT_EVERY = 50
 COMMIT_SECONDS = 2.0
-WINDOW_PER_WORKER = 16  # tasks a runner may run ahead of the oldest result not yet written, per worker
-MIN_WINDOW = 32
 
 
 class EngineError(RuntimeError):
@@ -80,15 +78,10 @@ class Result:
 
 
 # A runner takes the tasks (an iterator: they are planned as the runner asks for them) and yields one
-# result per task, in task order, never taking more than ``window(workers)`` tasks past the oldest one it
-# has not yielded (so results waiting for a slow task stay few, and so does the plan). It is closed
+# result per task, in task order, never taking more than ``figlink.engine.pool.window(workers)`` tasks past
+# the oldest one it has not yielded (so results waiting for a slow task stay few, and so does the plan). It is closed
 # (``close()``) when the writer stops early, so a generator's ``finally`` is where it stops its workers.
 Runner = Callable[[Iterable[Task]], Iterator[Result]]
-
-
-def window(workers: int) -> int:
-    """How many tasks a runner with ``workers`` workers may run ahead of the oldest unwritten result."""
-    return max(MIN_WINDOW, WINDOW_PER_WORKER * max(1, workers))
 
 
 @dataclass

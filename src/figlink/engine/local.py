@@ -13,8 +13,8 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from figlink.engine.common import IngestReport, Result, Task, run_ingest, run_task, window
-from figlink.engine.pool import MemoryBoundedPool, file_bytes
+from figlink.engine.common import IngestReport, Result, Task, run_ingest, run_task
+from figlink.engine.pool import MemoryBoundedPool, file_bytes, window
 from figlink.pipeline import PipelineOptions
 
 
@@ -30,7 +30,7 @@ def _died(task: Task, reason: str) -> Result:
 def process_pool_runner(workers: int):
     """A runner that maps :func:`run_task` over ``workers`` spawned processes (in this process when
     ``workers`` is 1 or there is one task), yielding results in task order with at most
-    :func:`~figlink.engine.common.window` tasks handed out past the oldest result not yet yielded. The pool
+    :func:`~figlink.engine.pool.window` tasks handed out past the oldest result not yet yielded. The pool
     (:class:`~figlink.engine.pool.MemoryBoundedPool`) replaces a worker that has grown and runs large
     inputs one at a time, so memory stays flat however many inputs there are."""
 

@@ -16,6 +16,11 @@ This pool bounds both:
 
 Results are yielded in task order, with at most ``window`` tasks handed out past the oldest result not
 yet yielded; a worker that dies in a task gives that task a failed result (stage ``internal``).
+
+What a worker costs is the caller's choice: spawned (a fresh interpreter that imports everything again: the
+engine's, whose workers load models) or forked (a copy of the caller, cheap where the caller has already
+imported what the tasks run: ``figlink parse``), and how many tasks go in one message (``chunk``: one
+round trip per chunk instead of per task).
 """
 
 from __future__ import annotations
@@ -30,7 +35,31 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 
 RETIRE_MB = 16.0  # a worker this much bigger than the smallest worker seen after a task is replaced
 LARGE_BYTES = 1 << 20  # inputs of at least this many bytes run one at a time
+WINDOW_PER_WORKER = 16  # tasks a runner may run ahead of the oldest result not yet written, per worker
+MIN_WINDOW = 32
 _END = object()
+
+
+def window(workers: int) -> int:
+    """How many tasks a runner with ``workers`` workers may run ahead of the oldest unwritten result."""
+    return max(MIN_WINDOW, WINDOW_PER_WORKER * max(1, workers))
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells it, else all)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def fork_start() -> str:
+    """``"fork"`` where a worker may be forked safely (the system has it and this process runs no other
+    thread, whose locks a copy would inherit held), else ``"spawn"``: the ``start`` of a pool whose
+    caller has imported what its function runs."""
+    import threading
+
+    return "fork" if "fork" in mp.get_all_start_methods() and threading.active_count() == 1 else "spawn"
 
 
 def file_bytes(*paths: Optional[object]) -> int:
@@ -59,29 +88,28 @@ def rss_mb() -> float:
 
 
 def _serve(conn: Connection, fn: Callable[[Any], Any]) -> None:
-    """A worker: run ``fn`` on each item received, send back (index, result, resident MB); stop on None or
-    when the pool has gone. Ctrl-C is the writer's to handle: it stops the workers."""
+    """A worker: run ``fn`` on each item of each chunk received, send back (results, resident MB); stop on
+    None or when the pool has gone. Ctrl-C is the writer's to handle: it stops the workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
-            msg = conn.recv()
+            chunk = conn.recv()
         except (EOFError, OSError):
             return
-        if msg is None:
+        if chunk is None:
             return
-        i, item = msg
-        out = fn(item)
+        out = [fn(item) for item in chunk]
         try:
-            conn.send((i, out, rss_mb()))
+            conn.send((out, rss_mb()))
         except (BrokenPipeError, OSError):
             return
 
 
 @dataclass
 class _Worker:
-    proc: Any  # a multiprocessing process of the spawn context
+    proc: Any  # a multiprocessing process
     conn: Connection
-    job: Optional[int] = None  # index of the task it runs
+    job: Optional[list[int]] = None  # indices of the tasks of the chunk it runs
     large: bool = False
 
 
@@ -96,16 +124,22 @@ class PoolStats:
 
 
 class MemoryBoundedPool:
-    """Up to ``workers`` spawned processes (started as items arrive) running ``fn`` (a module-level
-    function) on items, in order."""
+    """Up to ``workers`` processes (started as items arrive) running ``fn`` on items, in order.
+
+    ``start``: how a worker process starts, ``"spawn"`` (a fresh interpreter that imports what ``fn``
+    needs; ``fn`` must be a module-level function) or ``"fork"`` (a copy of this process: no imports to
+    repeat, so import what ``fn`` runs before :meth:`map`; not where other threads run). ``chunk``: at most
+    this many items per message to a worker (large ones go alone); a chunk whose worker died runs again,
+    one item per message, so that only the item that kills a worker fails."""
 
     def __init__(self, fn: Callable[[Any], Any], workers: int, *, retire_mb: Optional[float] = None,
-                 large_bytes: Optional[int] = None) -> None:
+                 large_bytes: Optional[int] = None, start: str = "spawn", chunk: int = 1) -> None:
         self.fn = fn
         self.n = max(1, workers)
         self.retire_mb = RETIRE_MB if retire_mb is None else retire_mb
         self.large_bytes = LARGE_BYTES if large_bytes is None else large_bytes
-        self.ctx = mp.get_context("spawn")
+        self.ctx: Any = mp.get_context(start)  # a fork or spawn context (typeshed's BaseContext lacks Process)
+        self.chunk = max(1, chunk)
         self.workers: list[_Worker] = []
         self.floor: Optional[float] = None  # the smallest size a worker reported after a task
         self.stats = PoolStats()
@@ -141,7 +175,8 @@ class MemoryBoundedPool:
         source = iter(items)
         pending: dict[int, Any] = {}  # index → item, from when it is taken until its result is yielded
         results: dict[int, Any] = {}
-        todo: dict[int, bool] = {}  # index → large; handed out in order, but a large one may wait
+        todo: dict[int, bool] = {}  # index → runs alone (large, or retried); handed out in order
+        large: set[int] = set()  # indices of large items not yet done: one at a time
         nxt, out, ended = 0, 0, False
         try:
             self.workers = []  # started as tasks arrive: a run of fewer items than workers spawns no idle ones
@@ -151,14 +186,18 @@ class MemoryBoundedPool:
                     if item is _END:
                         ended = True
                         break
-                    pending[nxt], todo[nxt] = item, size_of(item) >= self.large_bytes
+                    pending[nxt] = item
+                    todo[nxt] = size_of(item) >= self.large_bytes
+                    if todo[nxt]:
+                        large.add(nxt)
                     nxt += 1
                 if ended and out == nxt:
                     return
-                self._hand_out(pending, todo)
-                self._collect(pending, results, failed)
+                self._hand_out(pending, todo, large, ended)
+                self._collect(pending, results, todo, failed)
                 while out in results:
                     del pending[out]
+                    large.discard(out)
                     yield results.pop(out)
                     out += 1
         finally:
@@ -168,12 +207,28 @@ class MemoryBoundedPool:
                 self._stop(w)
             self.workers = []
 
-    def _hand_out(self, items: dict[int, Any], todo: dict[int, bool]) -> None:
+    def _next_chunk(self, todo: dict[int, bool], large: set[int], large_running: bool, size: int) -> list[int]:
+        """The next tasks to hand out: the first one that may run now, alone if it must, else with the
+        small ones after it (up to ``size``)."""
+        chunk: list[int] = []
+        for i, alone in todo.items():
+            if alone:
+                if chunk or (i in large and large_running):
+                    continue
+                return [i]
+            chunk.append(i)
+            if len(chunk) == size:
+                break
+        return chunk
+
+    def _hand_out(self, items: dict[int, Any], todo: dict[int, bool], large: set[int], ended: bool) -> None:
         large_running = any(w.large for w in self.workers if w.job is not None)
         idle = iter([w for w in self.workers if w.job is None])
+        # once every item has been taken, what is left is shared out evenly, so no worker finishes alone
+        size = min(self.chunk, -(-len(todo) // self.n)) if ended else self.chunk
         while True:
-            i = next((i for i, large in todo.items() if not (large and large_running)), None)
-            if i is None:
+            job = self._next_chunk(todo, large, large_running, size)
+            if not job:
                 return
             w = next(idle, None)
             if w is None:
@@ -181,11 +236,14 @@ class MemoryBoundedPool:
                     return
                 w = self._start()
                 self.workers.append(w)
-            w.job, w.large = i, todo.pop(i)
+            for i in job:
+                del todo[i]
+            w.job, w.large = job, job[0] in large
             large_running = large_running or w.large
-            w.conn.send((i, items[i]))
+            w.conn.send([items[i] for i in job])
 
-    def _collect(self, items: dict[int, Any], results: dict[int, Any], failed: Callable[[Any, str], Any]) -> None:
+    def _collect(self, items: dict[int, Any], results: dict[int, Any], todo: dict[int, bool],
+                 failed: Callable[[Any, str], Any]) -> None:
         busy = [w for w in self.workers if w.job is not None]
         wait([w.conn for w in busy] + [w.proc.sentinel for w in busy])
         for k, w in enumerate(self.workers):
@@ -194,21 +252,27 @@ class MemoryBoundedPool:
             dead = False
             if w.conn.poll():
                 try:
-                    i, res, size = w.conn.recv()
+                    res, size = w.conn.recv()
                 except (EOFError, OSError):
                     dead = True
             elif not w.proc.is_alive():
                 dead = True
             else:
                 continue
+            job, w.job, w.large = w.job, None, False
             if dead:
                 w.proc.join(timeout=5)
-                i, res = w.job, failed(items[w.job], f"worker process died (exit code {w.proc.exitcode})")
                 self.stats.died += 1
+                if len(job) == 1:
+                    results[job[0]] = failed(items[job[0]], f"worker process died (exit code {w.proc.exitcode})")
+                else:  # which of them killed it is not known: each runs again, alone
+                    again = sorted({**todo, **dict.fromkeys(job, True)}.items())
+                    todo.clear()
+                    todo.update(again)  # in input order
+            else:
+                results.update(zip(job, res))
             too_big = not dead and self._too_big(size)
             self.stats.retired += too_big
-            results[i] = res
-            w.job, w.large = None, False
             if dead or too_big:
                 self._stop(w)
                 self.workers[k] = self._start()

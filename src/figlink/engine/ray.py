@@ -27,7 +27,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
-from figlink.engine.common import EngineError, IngestReport, Result, Runner, Task, run_ingest, run_task, window
+from figlink.engine.common import EngineError, IngestReport, Result, Runner, Task, run_ingest, run_task
+from figlink.engine.pool import window
 from figlink.pipeline import PipelineOptions
 
 INSTALL_HINT = "pip install 'figlink[ray]'"
@@ -171,7 +172,7 @@ def _failure(ray: Any, task: Task, e: BaseException) -> Result:
 
 def ray_runner(ray: Any, max_in_flight: Optional[int] = None) -> Runner:
     """A runner that submits :func:`run_task` as Ray tasks, at most ``max_in_flight`` at a time (by default
-    ``IN_FLIGHT_PER_CPU`` per CPU of the cluster) and at most :func:`~figlink.engine.common.window` past the
+    ``IN_FLIGHT_PER_CPU`` per CPU of the cluster) and at most :func:`~figlink.engine.pool.window` past the
     oldest result not yet yielded, and yields their results in task order."""
     # SPREAD: independent CPU-bound tasks go to every node of a cluster rather than filling the driver's
     # node first (Ray's default packs them there while it has room, and reuses its warm workers)

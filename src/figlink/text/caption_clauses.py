@@ -159,16 +159,16 @@ def last_clause_note(text: str, pieces: list[Span]) -> list[Span]:
     """A figure-wide note closing the last panel's sentence after a ";" is shared ("(b) Survival curves;
     scale bars, 10 µm."; not a ";" inside parentheses), as the same note standing as a sentence of its own is
     (``_tail``)."""
-    labeled = [p for p in pieces if p[2]]
+    labeled = [i for i, p in enumerate(pieces) if p[2]]
     if not labeled:
         return pieces
-    last = max(labeled, key=lambda p: p[0])
-    s, e, labels = last
+    last = max(labeled, key=lambda i: pieces[i][0])  # by position: compiled code (mypyc) keeps no tuple's identity
+    s, e, labels = pieces[last]
     k = text.find("; ", s, e)
     while k >= 0:
         if text.count("(", s, k) == text.count(")", s, k) and text.count("(", k, e) == text.count(")", k, e) \
                 and _GENERIC_START.match(text[k + 2:e]):
-            return [p for p in pieces if p is not last] + [(s, k, labels), (k + 1, e, ())]
+            return pieces[:last] + pieces[last + 1:] + [(s, k, labels), (k + 1, e, ())]
         k = text.find("; ", k + 2, e)
     return pieces
 

@@ -28,7 +28,7 @@ from typing import Literal
 
 DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"  # hyphen, hyphens, figure/en/em dash, bar, minus
 DASH_CHARS = "\\" + DASHES  # the same inside a regex character class (the hyphen escaped)
-DASH = f"[{DASH_CHARS}]"
+DASH: str = f"[{DASH_CHARS}]"
 PRIMES = "'\u2032\u2019"  # B', B′, B’
 PRIME = f"[{PRIMES}]"
 
@@ -85,14 +85,15 @@ def words_pattern(words: "tuple[str, ...] | list[str]") -> str:
 
 
 # Words that name a part of a figure by where it is, and the position each names.
-PLACE_WORDS = {"top": "top", "upper": "top", "bottom": "bottom", "lower": "bottom", "left": "left",
+PLACE_WORDS: dict[str, str] = {"top": "top", "upper": "top", "bottom": "bottom", "lower": "bottom", "left": "left",
                "right": "right", "middle": "middle", "center": "middle", "centre": "middle"}
-VERTICAL_WORDS = ("top", "bottom", "upper", "lower", "middle", "center", "centre")
-HORIZONTAL_WORDS = ("left", "right", "middle", "center", "centre")
-INSET_WORDS = ("inset", "insets")
-AXIS_WORDS = {"row": "row", "rows": "row", "column": "column", "columns": "column", "line": "row", "lines": "row"}
-ORDINALS = {"first": "1", "1st": "1", "second": "2", "2nd": "2", "third": "3", "3rd": "3", "fourth": "4",
-            "4th": "4", "fifth": "5", "5th": "5", "sixth": "6", "6th": "6", "last": "last"}
+VERTICAL_WORDS: tuple[str, ...] = ("top", "bottom", "upper", "lower", "middle", "center", "centre")
+HORIZONTAL_WORDS: tuple[str, ...] = ("left", "right", "middle", "center", "centre")
+INSET_WORDS: tuple[str, ...] = ("inset", "insets")
+AXIS_WORDS: dict[str, str] = {"row": "row", "rows": "row", "column": "column", "columns": "column", "line": "row",
+                              "lines": "row"}
+ORDINALS: dict[str, str] = {"first": "1", "1st": "1", "second": "2", "2nd": "2", "third": "3", "3rd": "3",
+                            "fourth": "4", "4th": "4", "fifth": "5", "5th": "5", "sixth": "6", "6th": "6", "last": "last"}
 
 
 def place_of(word: str) -> str | None:
@@ -108,13 +109,13 @@ def place_of(word: str) -> str | None:
 # One label as written: a letter or roman numeral with up to two primes ("B", "B′", "ii′"), two lower-case letters
 # (labels past z: "aa") or a number of one or two digits.
 _ROMAN = words_pattern(ROMANS)
-LABEL_ATOM = (rf"(?:[A-Za-z](?![A-Za-z]){PRIME}{{0,2}}|(?:{_ROMAN}|{_ROMAN.upper()})(?![A-Za-z]){PRIME}{{0,2}}"
+LABEL_ATOM: str = (rf"(?:[A-Za-z](?![A-Za-z]){PRIME}{{0,2}}|(?:{_ROMAN}|{_ROMAN.upper()})(?![A-Za-z]){PRIME}{{0,2}}"
               r"|[a-z]{2}(?![A-Za-z])|\d{1,2}(?!\d))")
 # Words between two labels of a list ("A and B", "A to C"), besides commas, semicolons and dashes.
 LABEL_JOIN_WORDS = ("and", "or", "&", "to", "through", "thru")
-LABEL_SEPARATOR = rf"(?:\s*,?\s*{words_pattern(LABEL_JOIN_WORDS)}\s+|\s*[,;]\s*|\s*{DASH}\s*)"
+LABEL_SEPARATOR: str = rf"(?:\s*,?\s*{words_pattern(LABEL_JOIN_WORDS)}\s+|\s*[,;]\s*|\s*{DASH}\s*)"
 # A place after a label: "(A top)", "(C upper panel)".
-LABEL_POSITION = (rf"(?:\s*[{DASH_CHARS},]?\s*{words_pattern(tuple(PLACE_WORDS) + ('inset',))}s?"
+LABEL_POSITION: str = (rf"(?:\s*[{DASH_CHARS},]?\s*{words_pattern(tuple(PLACE_WORDS) + ('inset',))}s?"
                   rf"(?:[\s\-]+{words_pattern(HORIZONTAL_WORDS)})?(?:\s+(?:panels?|images?|parts?))?)")
 _LABEL_ITEM = rf"{LABEL_ATOM}{LABEL_POSITION}?"
 # A list of labels: "A", "A–C", "a, c, and e", "A, left and B".
@@ -170,7 +171,7 @@ KEYWORD = re.compile(rf"{QUALIFIER}?{FIGURE_WORD}", re.I | re.X)
 # The letters a keyword can start with, and how the figure word is written where running text names a
 # figure (where readers look for a mention). Both follow QUALIFIER and FIGURE_WORD; the tests check them.
 KEYWORD_INITIALS = "saefi"
-KEYWORD_FORMS = ("Fig", "fig", "FIG", "Image", "image", "IMAGE")
+KEYWORD_FORMS: tuple[str, ...] = ("Fig", "fig", "FIG", "Image", "image", "IMAGE")
 # A qualifier that ends right before a figure word (searched backwards from the word).
 QUALIFIER_BEFORE = re.compile(rf"{QUALIFIER}$", re.I | re.X)
 # A whole keyword that ends a text (before a JATS xref that holds only the number).
