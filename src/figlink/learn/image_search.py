@@ -11,10 +11,11 @@ the figure's text side scored by a bank of the corpus's own figure images, balan
 recomputed whenever the vectors change; a store written before it kept them is re-embedded on its next update.
 
 A query image is embedded by the image tower (with its OCR text) and each figure is scored
-``cos(query, figure image) + cos(query, figure text) + w × lexical``: the matcher's image → text score
-(its cosine plus its lexical term, BM25 of the query's OCR text against the figures' words scaled to
-[0, 1] by the best, :mod:`figlink.learn.lexical`, less the figure's hubness normalizer) plus the similarity of
-the two pictures in the same space.
+``cos(query, figure image) + cos(query, figure text) + lexical``: the matcher's image → text score
+(its cosine plus its weighted lexical term, BM25 and character n-grams of the query's OCR text against the
+figures' words, each scaled to [0, 1] by the best, :mod:`figlink.learn.lexical`, less the figure's hubness
+normalizer) plus the similarity of the two pictures in the same space. The words' character n-grams are
+indexed in memory on first use (:class:`figlink.learn.char_grams.CharIndex`), not stored.
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ import numpy as np
 from figlink.errors import InputError
 from figlink.index.image import ImageSignal
 from figlink.learn.cache import FeatureCache
+from figlink.learn.char_grams import CharIndex
 from figlink.learn.embedder import load_matcher
 from figlink.learn.embeddings import Matcher
 from figlink.learn.hubness import Hubness, bank_rows, item_normalizers
-from figlink.learn.lexical import lexical_scores, lexicon_scores, write_lexicon
+from figlink.learn.lexical import LexicalWeights, char_scores, lexical_scores, lexicon_scores, write_lexicon
 from figlink.learn.records import FigurePair, TextMode
 
 STORE = "matcher"
@@ -54,6 +56,7 @@ class FigureVectors:
     text: np.ndarray  # (n, d) float32, unit rows
     words: list[str] = field(default_factory=list)  # caption + mentions of each figure, for the lexical term
     lexicon: Optional[Path] = None  # those words indexed (learn.lexical.write_lexicon), row i = figure i
+    chars: Optional[CharIndex] = None  # their character n-grams (built by char_index on first use)
     ocr: Optional[list[str]] = None  # the words read in each figure's image (None: a store written before it)
     hub: Optional[np.ndarray] = None  # (n,) each figure's hubness normalizer (None: none computed)
     embedded: int = 0  # figures embedded by the last update
@@ -77,7 +80,7 @@ class ImageHit:
     figure_id: str
     image_similarity: float
     text_similarity: float
-    lexical: float = 0.0  # the matcher's lexical term, weighted
+    lexical: float = 0.0  # the matcher's lexical term (words and character n-grams), weighted
     hub: float = 0.0  # the figure's hubness normalizer, taken off its score
 
 
@@ -125,19 +128,29 @@ def _write_store(folder: Path, state: dict, vectors: FigureVectors) -> None:
 def _hub_settings(matcher: Matcher) -> Optional[dict]:
     """What the stored normalizers depend on besides the vectors (None: the matcher scores without them)."""
     hub = matcher.hubness
-    return {"temperature": hub.temperature, "iterations": hub.iterations,
-            "lexical_weight": matcher.lexical_weight} if hub.on else None
+    return {"temperature": hub.temperature, "iterations": hub.iterations, "lexical_weight": matcher.lexical.words,
+            "char_weight": matcher.lexical.chars} if hub.on else None
 
 
-def figure_normalizers(vectors: FigureVectors, lexical_weight: float, hub: Hubness) -> np.ndarray:
+def char_index(vectors: FigureVectors) -> CharIndex:
+    """The character n-grams of the stored figures' words, indexed on first use and kept with the vectors."""
+    if vectors.chars is None:
+        vectors.chars = CharIndex(vectors.words)
+    return vectors.chars
+
+
+def figure_normalizers(vectors: FigureVectors, lexical: LexicalWeights, hub: Hubness) -> np.ndarray:
     """Each stored figure's hubness normalizer: its text side scored as search by image scores it (cosine +
     the weighted lexical term) by a bank of the corpus's own figure images (:func:`hubness.bank_rows`)."""
     rows = bank_rows(len(vectors.keys))
     bank = (vectors.image[rows] @ vectors.text.T).astype(np.float32)
     ocr = vectors.ocr or []
     queries = [ocr[i] for i in rows] if len(ocr) == len(vectors.keys) else []
-    if lexical_weight and any(q.strip() for q in queries):
-        bank += (lexical_weight * lexical_scores(queries, vectors.words)).astype(np.float32)
+    if any(q.strip() for q in queries):
+        if lexical.words:
+            bank += (lexical.words * lexical_scores(queries, vectors.words)).astype(np.float32)
+        if lexical.chars:
+            bank += (lexical.chars * char_scores(char_index(vectors), queries)).astype(np.float32)
     return item_normalizers(bank, hub).astype(np.float32)
 
 
@@ -214,7 +227,7 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
                             left_out=sum(left.values()), notes=notes)
     hub = _hub_settings(matcher)
     if todo or old is None or len(rows) != len(old.keys) or old.lexicon is None or state.get("hub") != hub:
-        vectors.hub = figure_normalizers(vectors, matcher.lexical_weight, matcher.hubness) if hub else None
+        vectors.hub = figure_normalizers(vectors, matcher.lexical, matcher.hubness) if hub else None
         _write_store(folder, {"model": model, "ocr": ocr, "papers": {p: prints[p] for p in prints},
                               "left_out": left, "hub": hub}, vectors)
     else:
@@ -258,21 +271,27 @@ def embed_query_image(image: str | Path, matcher: Matcher, cache: Optional[Featu
     return emb.image[0], (emb.ocr_text[0] if emb.ocr_text else "")
 
 
+def _word_scores(vectors: FigureVectors, query_words: str) -> np.ndarray:
+    """The query's BM25 term against the stored words, from their word index (or the words themselves)."""
+    try:
+        scores = lexicon_scores(vectors.lexicon, query_words, len(vectors.keys)) if vectors.lexicon else None
+    except sqlite3.Error:  # a damaged or vanished word index: the words themselves give the same numbers
+        scores = None
+    return lexical_scores([query_words], vectors.words)[0] if scores is None else scores
+
+
 def figure_scores(vectors: FigureVectors, query: np.ndarray, query_words: str,
-                  lexical_weight: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  lexical: LexicalWeights) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per stored figure: cosine to its image, cosine to its text, and the weighted lexical term of the
-    query's words against its words (zeros when the weight is 0 or the query has no words)."""
+    query's words against its words (zeros when the weights are 0 or the query has no words)."""
     sim_image, sim_text = vectors.image @ query, vectors.text @ query
-    lexical = np.zeros(len(vectors.keys))
-    if lexical_weight and query_words.strip() and len(vectors.words) == len(vectors.keys):
-        try:
-            scores = lexicon_scores(vectors.lexicon, query_words, len(vectors.keys)) if vectors.lexicon else None
-        except sqlite3.Error:  # a damaged or vanished word index: the words themselves give the same numbers
-            scores = None
-        if scores is None:
-            scores = lexical_scores([query_words], vectors.words)[0]
-        lexical = lexical_weight * scores
-    return sim_image, sim_text, lexical
+    term = np.zeros(len(vectors.keys))
+    if lexical.on and query_words.strip() and len(vectors.words) == len(vectors.keys):
+        if lexical.words:
+            term += lexical.words * _word_scores(vectors, query_words)
+        if lexical.chars:
+            term += lexical.chars * char_scores(char_index(vectors), [query_words])[0]
+    return sim_image, sim_text, term
 
 
 def hub_normalizers(vectors: FigureVectors) -> np.ndarray:
@@ -286,7 +305,7 @@ def search_figures(vectors: FigureVectors, image: str | Path, k: int, matcher: M
     query, words = embed_query_image(image, matcher, cache, ocr=ocr)
     if not vectors.keys:
         return []
-    sim_image, sim_text, lexical = figure_scores(vectors, query, words, matcher.lexical_weight)
+    sim_image, sim_text, lexical = figure_scores(vectors, query, words, matcher.lexical)
     hub = hub_normalizers(vectors)
     score = sim_image + sim_text + lexical - hub
     top = np.argsort(-score, kind="stable")[:k]
