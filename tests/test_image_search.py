@@ -187,6 +187,21 @@ def test_the_store_keeps_each_figures_hubness_normalizer_and_search_takes_it_off
     assert image_search.search_by_image(root, query, k=1, matcher=matcher)[0].hub == pytest.approx(vectors.hub[i])
 
 
+def test_normalizers_computed_before_the_character_term_are_recomputed_without_embedding_again(corpus, matcher):
+    root, lines = corpus
+    vectors = image_search.update_figure_vectors(root, matcher)
+    store = root / image_search.STORE
+    with np.load(store / "vectors.npz") as z:  # as the previous version wrote them: its normalizers, here zeroed
+        old = {k: z[k] for k in z.files}
+    np.savez(store / "vectors.npz", **{**old, "hub": np.zeros_like(old["hub"])})
+    state = json.loads((store / "state.json").read_text(encoding="utf-8"))
+    before = {k: v for k, v in state["hub"].items() if k != "char_weight"}
+    (store / "state.json").write_text(json.dumps({**state, "hub": before}))
+    again = image_search.update_figure_vectors(root, matcher)
+    assert again.embedded == 0 and again.hub == pytest.approx(vectors.hub) and again.hub.any()
+    assert json.loads((store / "state.json").read_text(encoding="utf-8"))["hub"]["char_weight"] == 0.1
+
+
 def test_a_store_written_before_the_normalizers_is_embedded_again(corpus, matcher):
     from figlink.cli import app
 
