@@ -35,7 +35,8 @@ from figlink.eval.splits import pair_split  # noqa: E402
 from figlink.learn.cache import FeatureCache  # noqa: E402
 from figlink.learn.figure_hub import REBALANCE, balanced_on, full_balance, updated_normalizers  # noqa: E402
 from figlink.learn.hubness import Hubness, bank_rows  # noqa: E402
-from figlink.learn.lexical import lexicon_scores, write_lexicon  # noqa: E402
+from figlink.learn.char_grams import CharIndex  # noqa: E402
+from figlink.learn.lexical import LexicalWeights, char_scores, lexicon_scores, write_lexicon  # noqa: E402
 
 
 def measured(fn, memory: bool = False):
@@ -69,32 +70,43 @@ def embedded(data: Path, cache: FeatureCache) -> dict:
         order = np.random.default_rng(0).permutation(idx)  # ingested in no particular order
         out[part] = {"image": emb.image[order], "text": emb.text[order], "ocr": [emb.ocr_text[i] for i in order],
                      "words": [text_of[emb.ids[i]] for i in order]}
-    return {"parts": out, "lexical_weight": matcher.lexical_weight, "hub": matcher.hubness}
+    return {"parts": out, "lexical": matcher.lexical, "hub": matcher.hubness}
 
 
-def grown(v: dict, folder: Path, growth: float, batches: int, w: float, hub: Hubness) -> tuple[np.ndarray, Any, list]:
-    """Normalizers after balancing the first figures fully and adding the rest (``growth`` of them) in batches."""
+def grown(v: dict, folder: Path, growth: float, batches: int, w: LexicalWeights,
+          hub: Hubness) -> tuple[np.ndarray, Any, list]:
+    """Normalizers after balancing the first figures fully and adding the rest (``growth`` of them) in batches,
+    the character n-gram index appended per batch as the store appends it. Per batch: the update's (wall, CPU)
+    and the CPU of appending its figures to the n-gram index."""
     n = len(v["text"])
     base = int(round(n / (1 + growth)))
     lex = folder / "words.sqlite"
     write_lexicon(lex, v["words"][:base])
-    norm, bank = full_balance(v["image"][:base], v["text"][:base], v["ocr"][:base], lex, w, hub)
+    chars = CharIndex(v["words"][:base])
+    norm, bank = full_balance(v["image"][:base], v["text"][:base], v["ocr"][:base], lex, w, hub, chars)
     costs = []
+    prev = base
     for stop in np.linspace(base, n, batches + 1).round().astype(int)[1:]:
         write_lexicon(lex, v["words"][:stop])
+        chars, _, char_cpu, _ = measured(lambda: chars.extended(v["words"][prev:stop]))
+        prev = stop
         (norm, bank), wall, cpu, _ = measured(lambda: updated_normalizers(
-            v["image"][:stop], v["text"][:stop], v["ocr"][:stop], lex, norm, bank, 0, w, hub))
-        costs.append((wall, cpu))
+            v["image"][:stop], v["text"][:stop], v["ocr"][:stop], lex, norm, bank, 0, w, hub, chars))
+        costs.append((wall, cpu, char_cpu))
     assert bank.changed == n - base, "the update balanced fully: growth above the rebalance share"
     return norm, bank, costs
 
 
-def search_scores(v: dict, lex: Path, w: float) -> tuple[np.ndarray, np.ndarray]:
+def search_scores(v: dict, lex: Path, chars: CharIndex, w: LexicalWeights) -> tuple[np.ndarray, np.ndarray]:
     """Every figure's own image (stored vector, OCR words) as a query against all figures: (image cosines,
-    text cosines + the weighted lexical term), queries × figures, before any normalizer."""
+    text cosines + the weighted lexical term, both halves, as ``image_search.figure_scores``), queries ×
+    figures, before any normalizer."""
     n = len(v["text"])
-    lexical = np.stack([w * lexicon_scores(lex, words, n) if w and words.strip() else np.zeros(n)
+    lexical = np.stack([w.words * lexicon_scores(lex, words, n) if w.words and words.strip() else np.zeros(n)
                         for words in v["ocr"]])
+    if w.chars:
+        has = np.array([bool(words.strip()) for words in v["ocr"]])
+        lexical[has] += w.chars * char_scores(chars, [q for q, h in zip(v["ocr"], has) if h])
     return v["image"] @ v["image"].T, (v["image"] @ v["text"].T + lexical).astype(np.float32)
 
 
@@ -106,7 +118,7 @@ def search_quality(scores: tuple[np.ndarray, np.ndarray], hub: np.ndarray) -> tu
 
 
 def quality(parts: list[str], emb: dict, growths: list[float], batches: int) -> None:
-    w, hub = emb["lexical_weight"], emb["hub"]
+    w, hub = emb["lexical"], emb["hub"]
     rows_diff, rows_search, rows_cost = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for part in parts:
@@ -114,14 +126,16 @@ def quality(parts: list[str], emb: dict, growths: list[float], batches: int) -> 
             n = len(v["text"])
             lex = Path(tmp) / f"{part}.sqlite"
             write_lexicon(lex, v["words"])
+            chars, _, char_cpu, _ = measured(lambda: CharIndex(v["words"]))
             (full, _), wall, cpu, peak = measured(
-                lambda: full_balance(v["image"], v["text"], v["ocr"], lex, w, hub), True)
-            rows_cost.append([part, f"{n:,}", "full balance", f"{wall:.2f} s", f"{cpu:.2f} s", f"{peak:.0f} MB"])
+                lambda: full_balance(v["image"], v["text"], v["ocr"], lex, w, hub, chars), True)
+            rows_cost.append([part, f"{n:,}", "full balance", f"{wall:.2f} s", f"{cpu:.2f} s", f"{peak:.0f} MB",
+                              f"{char_cpu:.2f} s (all figures)"])
             inside = np.zeros(n, bool)
             inside[bank_rows(n)] = True
             print(f"{part}: full balance, mean normalizer of the figures in the bank {full[inside].mean():.4f}, "
                   f"of those not in it {full[~inside].mean() if (~inside).any() else float('nan'):.4f}")
-            scores = search_scores(v, lex, w)
+            scores = search_scores(v, lex, chars, w)
             none = search_quality(scores, np.zeros(n))
             exact = search_quality(scores, full)
             rows_search.append([part, "no correction (baseline)", f"{none[0]:.3f}", f"{none[1]:.3f}"])
@@ -129,7 +143,7 @@ def quality(parts: list[str], emb: dict, growths: list[float], batches: int) -> 
             for g in growths:
                 norm, bank, costs = grown(v, Path(tmp), g, batches, w, hub)
                 base = int(round(n / (1 + g)))
-                same = balanced_on(bank.image, bank.ocr, v["text"], lex, w, hub)[0].normalizers
+                same = balanced_on(bank.image, bank.ocr, v["text"], lex, w, hub, chars)[0].normalizers
                 for name, ref in (("a full balance", full), ("a full balance over the kept bank", same)):
                     d = norm - ref
                     d = np.abs(d - np.median(d[:base]))  # less the offset they share, which changes no ranking
@@ -141,15 +155,17 @@ def quality(parts: list[str], emb: dict, growths: list[float], batches: int) -> 
                 rows_search.append([part, f"kept bank, +{g:.0%}", f"{got[0]:.3f}", f"{got[1]:.3f}"])
                 wall_b = float(np.median([c[0] for c in costs]))
                 cpu_b = float(np.median([c[1] for c in costs]))
+                char_b = float(np.median([c[2] for c in costs]))
                 rows_cost.append([part, f"{n:,}", f"update of one batch (~{(n - base) / batches:.0f} figures, "
-                                  f"median of {batches})", f"{wall_b:.2f} s", f"{cpu_b:.2f} s", ""])
+                                  f"median of {batches})", f"{wall_b:.2f} s", f"{cpu_b:.2f} s", "",
+                                  f"{char_b:.3f} s (appended)"])
     print_table("Normalizers after growth against a full balance (max / mean |difference| less the median "
                 "difference of the figures there before; scores are cosines)",
                 ["part", "growth", "against", "figures there before", "figures added", "correlation"], rows_diff)
     print_table("Search by image with each (every figure's own image as the query)",
                 ["part", "normalizers", "own figure first", "image → text R@1"], rows_search)
     print_table("Cost at the parts' sizes (the words' index written per batch not included)",
-                ["part", "figures", "what", "wall", "CPU", "peak allocated"], rows_cost)
+                ["part", "figures", "what", "wall", "CPU", "peak allocated", "n-gram index CPU"], rows_cost)
 
 
 def scale(sizes: list[int], hub: Hubness, dim: int = 384, batch: float = 0.01) -> None:
@@ -160,12 +176,12 @@ def scale(sizes: list[int], hub: Hubness, dim: int = 384, batch: float = 0.01) -
         unit = lambda m: (lambda x: (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32))(  # noqa: E731
             rng.standard_normal((m, dim), dtype=np.float32))
         image, text = unit(n), unit(n)
-        (norm, bank), wall, cpu, peak = measured(lambda: full_balance(image, text, [], [], 0.0, hub), True)
+        (norm, bank), wall, cpu, peak = measured(lambda: full_balance(image, text, [], [], LexicalWeights(), hub), True)
         rows.append([f"{n:,}", f"full balance (bank {len(bank.rows):,})", f"{wall:.1f} s", f"{cpu:.1f} s",
                      f"{peak:.0f} MB", f"{(image.nbytes + text.nbytes) / 2**20:.0f} MB"])
         k = max(1, int(n * batch))
         image, text = np.concatenate([image, unit(k)]), np.concatenate([text, unit(k)])
-        _, wall, cpu, peak = measured(lambda: updated_normalizers(image, text, [], [], norm, bank, 0, 0.0, hub), True)
+        _, wall, cpu, peak = measured(lambda: updated_normalizers(image, text, [], [], norm, bank, 0, LexicalWeights(), hub), True)
         rows.append([f"{n:,} + {k:,}", "update (the new figures against the kept bank)", f"{wall:.2f} s",
                      f"{cpu:.2f} s", f"{peak:.0f} MB", ""])
     print_table("Cost with synthetic random unit vectors (384-d, no words)",

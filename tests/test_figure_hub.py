@@ -17,11 +17,11 @@ from figlink.learn.cache import FeatureCache  # noqa: E402
 from figlink.learn.embedder import load_matcher  # noqa: E402
 from figlink.learn.hubness import Hubness, column_normalizers  # noqa: E402
 from figlink.learn.image_search import TEXT_MODE  # noqa: E402
-from figlink.learn.lexical import write_lexicon  # noqa: E402
+from figlink.learn.lexical import LexicalWeights, write_lexicon  # noqa: E402
 from figlink.learn.records import read_pair_file  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "pairs" / "openstax-sample.jsonl"
-HUB, WEIGHT = Hubness(), 0.2
+HUB, WEIGHT = Hubness(), LexicalWeights(words=0.2)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def test_the_kept_bank_scores_the_balanced_figures_as_the_balance_did(figures, t
     # the same words indexed in memory instead of on disk: the same normalizers
     assert figure_hub.full_balance(image, text, ocr, words, WEIGHT, HUB)[0] == pytest.approx(norm, abs=1e-6)
     # without the lexical term the normalizers differ: it is part of what they balance
-    assert np.abs(figure_hub.full_balance(image, text, ocr, lexicon, 0.0, HUB)[0] - norm).max() > 0.01
+    assert np.abs(figure_hub.full_balance(image, text, ocr, lexicon, LexicalWeights(), HUB)[0] - norm).max() > 0.01
 
 
 def test_figures_added_under_a_tenth_are_scored_against_the_kept_bank(figures, tmp_path):

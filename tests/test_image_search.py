@@ -19,8 +19,10 @@ import figlink  # noqa: E402
 from figlink.learn import image_search  # noqa: E402
 from figlink.learn.embedder import load_matcher  # noqa: E402
 from figlink.learn.hubness import Hubness, item_normalizers  # noqa: E402
+from figlink.learn.lexical import LexicalWeights  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "pairs"
+WORDS = LexicalWeights(words=0.2)  # the word half of the lexical term alone
 
 
 class _NoOcr:
@@ -29,7 +31,7 @@ class _NoOcr:
     def __init__(self) -> None:
         self.inner = load_matcher()
         self.dim, self.manifest = self.inner.dim, {**self.inner.manifest, "test": "no-ocr"}
-        self.lexical_weight, self.hubness = self.inner.lexical_weight, Hubness()  # the correction on, as shipped
+        self.lexical, self.hubness = self.inner.lexical, Hubness()  # the correction on, as shipped
         self.model = self.inner.model  # its text tower, for the index's image signal
 
     def embed(self, pairs, text_mode, cache, device="cpu", ocr=True):
@@ -126,12 +128,23 @@ def test_the_store_keeps_each_figures_words_for_the_lexical_term(corpus, matcher
     # a query image that reads the opening words of figure 3's caption: the term is the full weight there only
     target = json.loads(lines[3])
     query_words = " ".join(target["caption"].split()[:8])
-    sim_image, sim_text, lexical = image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)
+    sim_image, sim_text, lexical = image_search.figure_scores(vectors, vectors.image[0], query_words, WORDS)
     best = int(lexical.argmax())
     assert vectors.keys[best][1] == target["id"] and lexical[best] == pytest.approx(0.2)
     assert (lexical <= 0.2).all() and sorted(lexical)[-2] < 0.2
-    assert not image_search.figure_scores(vectors, vectors.image[0], query_words, 0.0)[2].any()
-    assert not image_search.figure_scores(vectors, vectors.image[0], "", 0.2)[2].any()
+    assert not image_search.figure_scores(vectors, vectors.image[0], query_words, LexicalWeights())[2].any()
+    assert not image_search.figure_scores(vectors, vectors.image[0], "", WORDS)[2].any()
+
+
+def test_the_character_term_finds_a_figure_from_words_read_in_pieces(corpus, matcher):
+    root, lines = corpus
+    vectors = image_search.update_figure_vectors(root, matcher)
+    target = json.loads(lines[3])
+    # the long words opening figure 3's caption as OCR may read them: each cut in two, no word left whole
+    read = " ".join(f"{w[:len(w) // 2]} {w[len(w) // 2:]}" for w in target["caption"].split()[:12] if len(w) > 6)
+    chars = image_search.figure_scores(vectors, vectors.image[0], read, LexicalWeights(chars=0.1))[2]
+    assert vectors.keys[int(chars.argmax())][1] == target["id"] and chars.max() == pytest.approx(0.1)
+    assert vectors.chars is not None and len(vectors.chars.idf) > 0  # indexed on first use, kept with the vectors
 
 
 def test_the_words_index_on_disk_scores_as_indexing_them_per_query(corpus, matcher):
@@ -142,20 +155,20 @@ def test_the_words_index_on_disk_scores_as_indexing_them_per_query(corpus, match
     in_memory = dataclasses.replace(again, lexicon=None)
     for line in lines[:6]:
         query_words = " ".join(json.loads(line)["caption"].split()[:8])
-        on_disk = image_search.figure_scores(again, again.image[0], query_words, 0.2)[2]
+        on_disk = image_search.figure_scores(again, again.image[0], query_words, WORDS)[2]
         assert on_disk.max() == pytest.approx(0.2)
-        assert on_disk == pytest.approx(image_search.figure_scores(in_memory, again.image[0], query_words, 0.2)[2])
+        assert on_disk == pytest.approx(image_search.figure_scores(in_memory, again.image[0], query_words, WORDS)[2])
 
 
 def test_a_damaged_words_index_falls_back_to_the_stored_words(corpus, matcher):
     root, lines = corpus
     vectors = image_search.update_figure_vectors(root, matcher)
     query_words = " ".join(json.loads(lines[2])["caption"].split()[:8])
-    good = image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)[2]
+    good = image_search.figure_scores(vectors, vectors.image[0], query_words, WORDS)[2]
     vectors.lexicon.write_bytes(b"not a database")
-    assert image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)[2] == pytest.approx(good)
+    assert image_search.figure_scores(vectors, vectors.image[0], query_words, WORDS)[2] == pytest.approx(good)
     vectors.lexicon.unlink()
-    assert image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)[2] == pytest.approx(good)
+    assert image_search.figure_scores(vectors, vectors.image[0], query_words, WORDS)[2] == pytest.approx(good)
 
 
 def test_the_store_keeps_each_figures_hubness_normalizer_and_search_takes_it_off(corpus, matcher):
@@ -172,6 +185,21 @@ def test_the_store_keeps_each_figures_hubness_normalizer_and_search_takes_it_off
         assert h.score == pytest.approx(h.image_similarity + h.text_similarity + h.lexical - h.hub, abs=1e-5)
     i = [k[1] for k in vectors.keys].index(json.loads(lines[1])["id"])
     assert image_search.search_by_image(root, query, k=1, matcher=matcher)[0].hub == pytest.approx(vectors.hub[i])
+
+
+def test_normalizers_computed_before_the_character_term_are_recomputed_without_embedding_again(corpus, matcher):
+    root, lines = corpus
+    vectors = image_search.update_figure_vectors(root, matcher)
+    store = root / image_search.STORE
+    with np.load(store / "vectors.npz") as z:  # as the previous version wrote them: its normalizers, here zeroed
+        old = {k: z[k] for k in z.files}
+    np.savez(store / "vectors.npz", **{**old, "hub": np.zeros_like(old["hub"])})
+    state = json.loads((store / "state.json").read_text(encoding="utf-8"))
+    before = {k: v for k, v in state["hub"].items() if k != "char_weight"}
+    (store / "state.json").write_text(json.dumps({**state, "hub": before}))
+    again = image_search.update_figure_vectors(root, matcher)
+    assert again.embedded == 0 and again.hub == pytest.approx(vectors.hub) and again.hub.any()
+    assert json.loads((store / "state.json").read_text(encoding="utf-8"))["hub"]["char_weight"] == 0.1
 
 
 def test_a_store_written_before_the_normalizers_is_embedded_again(corpus, matcher):

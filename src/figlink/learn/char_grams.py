@@ -1,0 +1,132 @@
+"""Character n-gram similarity between texts: the OCR-robust half of the matcher's lexical term.
+
+OCR splits and misreads words ("hydro gen", "c0valent") and reads sub- and superscripts apart from their
+symbols ("H 2 O", "3He"), so whole-word BM25 misses matches that a word's pieces still make. Here every word
+(a run of non-space characters, lower-cased) is padded with a space on each side and cut into its character
+3-, 4- and 5-grams (scikit-learn's ``char_wb`` analyzer; a padded word shorter than 3 counts as one gram).
+Documents are TF-IDF vectors over those grams (sublinear tf ``1 + ln tf``, smoothed idf over the documents
+``1 + ln((1 + n) / (1 + df))``, rows L2-normalized); a query keeps the grams the documents know, weighted
+the same way, and its similarity to a document is their cosine, in [0, 1].
+
+A :class:`CharIndex` holds only each document's raw gram counts (a CSR matrix) and the gram vocabulary: the
+Python work of cutting texts into grams is done once per document, and the idf weights and row norms are
+applied with numpy when the index is used, so an index can be stored, appended to (:meth:`CharIndex.extended`)
+and cut to a subset of its documents (:meth:`CharIndex.subset`) with the same cosines as one built over
+those documents at once. A gram no document holds any more (its documents removed) is left out of queries,
+as a fresh index would not know it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cached_property
+from typing import Iterator, Optional, Sequence
+
+import numpy as np
+from scipy import sparse
+
+MIN_N, MAX_N = 3, 5
+
+
+def grams(text: str) -> list[str]:
+    """The character n-grams of every word of ``text``, padded words, in order (repeats kept)."""
+    out: list[str] = []
+    for word in text.lower().split():
+        w = f" {word} "
+        for n in range(MIN_N, MAX_N + 1):
+            if len(w) <= n:
+                out.append(w)
+                break
+            out.extend(w[i:i + n] for i in range(len(w) - n + 1))
+    return out
+
+
+def gram_counts(docs: Sequence[str], vocabulary: dict[str, int], grow: bool) -> sparse.csr_matrix:
+    """(len(docs) × vocabulary) raw counts of each document's grams; with ``grow`` new grams join
+    ``vocabulary`` (in place), else they are left out."""
+    indptr, cols, vals = [0], [], []
+    for d in docs:
+        for g, k in Counter(grams(d)).items():
+            j = vocabulary.setdefault(g, len(vocabulary)) if grow else vocabulary.get(g)
+            if j is not None:
+                cols.append(j)
+                vals.append(k)
+        indptr.append(len(cols))
+    return sparse.csr_matrix((np.asarray(vals, np.int32), np.asarray(cols, np.int32), np.asarray(indptr, np.int64)),
+                             shape=(len(docs), len(vocabulary)))
+
+
+class CharIndex:
+    """TF-IDF vectors of the character n-grams of ``docs`` (row ``i`` is document ``i``)."""
+
+    def __init__(self, docs: Sequence[str] = (), *, vocabulary: Optional[Sequence[str]] = None,
+                 counts: Optional[sparse.csr_matrix] = None) -> None:
+        """Index ``docs``, or (``vocabulary`` and ``counts``) take an index's stored parts as they are."""
+        if counts is not None:
+            self.vocabulary = {g: j for j, g in enumerate(vocabulary or [])}
+            self.counts = sparse.csr_matrix(counts, dtype=np.int32)
+            self.counts.resize((self.counts.shape[0], len(self.vocabulary)))
+        else:
+            self.vocabulary = {}
+            self.counts = gram_counts(docs, self.vocabulary, grow=True)
+
+    def __len__(self) -> int:
+        return self.counts.shape[0]
+
+    def extended(self, docs: Sequence[str]) -> "CharIndex":
+        """This index with ``docs`` appended as its last rows (only they are cut into grams)."""
+        vocabulary = dict(self.vocabulary)
+        new = gram_counts(docs, vocabulary, grow=True)
+        old = self.counts.copy()
+        old.resize((len(self), len(vocabulary)))
+        return self._of(vocabulary, sparse.vstack([old, new], format="csr"))
+
+    def subset(self, rows: Sequence[int] | np.ndarray) -> "CharIndex":
+        """This index with only documents ``rows``, in that order."""
+        return self._of(self.vocabulary, self.counts[np.asarray(rows, np.int64)])
+
+    @classmethod
+    def _of(cls, vocabulary: dict[str, int], counts: sparse.csr_matrix) -> "CharIndex":
+        out = cls.__new__(cls)
+        out.vocabulary, out.counts = vocabulary, sparse.csr_matrix(counts, dtype=np.int32)
+        return out
+
+    def grams_in_order(self) -> list[str]:
+        """The vocabulary as a list, column ``j`` at ``j`` (what is stored beside :attr:`counts`)."""
+        out = [""] * len(self.vocabulary)
+        for g, j in self.vocabulary.items():
+            out[j] = g
+        return out
+
+    @cached_property
+    def idf(self) -> np.ndarray:
+        """Each gram's smoothed idf over the documents; 0 for a gram no document holds (left out of queries)."""
+        df = np.bincount(self.counts.indices, minlength=len(self.vocabulary))
+        return np.where(df > 0, 1.0 + np.log((1.0 + len(self)) / (1.0 + df)), 0.0)
+
+    def _weighted(self, raw: sparse.csr_matrix) -> sparse.csr_matrix:
+        m = sparse.csr_matrix((self.idf[raw.indices] * (1.0 + np.log(raw.data.astype(np.float64))),
+                               raw.indices, raw.indptr), shape=raw.shape)
+        norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+        return sparse.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ m
+
+    @cached_property
+    def docs(self) -> sparse.csr_matrix:
+        """The documents' TF-IDF vectors, rows L2-normalized."""
+        return self._weighted(self.counts)
+
+    def cosines(self, queries: Sequence[str], first: int = 0) -> np.ndarray:
+        """(len(queries) × documents ``first``..) cosine of each query's n-gram vector with each document's."""
+        q = self._weighted(gram_counts(queries, self.vocabulary, grow=False))
+        if first == 0 or "docs" in self.__dict__:  # all documents weighted already (or wanted)
+            docs = self.docs[first:]
+        else:  # only the rows asked for (the idf is still over all documents)
+            docs = self._weighted(self.counts[first:])
+        return np.asarray((q @ docs.T).todense(), np.float64)
+
+    def cosine_chunks(self, queries: Sequence[str], cells: int = 1 << 22) -> Iterator[tuple[int, np.ndarray]]:
+        """:meth:`cosines` over all documents in chunks of queries of at most ``cells`` values each:
+        (first query of the chunk, its cosines)."""
+        step = max(1, cells // max(1, len(self)))
+        for a in range(0, len(queries), step):
+            yield a, self.cosines(queries[a:a + step])
