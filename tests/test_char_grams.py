@@ -44,3 +44,26 @@ def test_the_weighted_term_adds_its_halves():
     assert both == pytest.approx(0.2 * words + 0.1 * chars)
     assert words[0].tolist() == [0.0, 0.0, 0.0] and chars[0].argmax() == 1  # the split word, found by its pieces
     assert not weighted_lexical(queries, docs, LexicalWeights()).any()
+
+
+def _stored(index: CharIndex) -> CharIndex:
+    """The index as the matcher store keeps it: its vocabulary in column order and its raw counts."""
+    return CharIndex(vocabulary=index.grams_in_order(), counts=index.counts)
+
+
+def test_an_index_appended_to_or_cut_gives_the_cosines_of_one_built_at_once(sample_pairs):
+    docs = [p.text("caption+mentions") for p in sample_pairs]
+    queries = [p.caption[:80] for p in sample_pairs[::2]] + ["electro lytic ce11", "", "zzzz"]
+    at_once = CharIndex(docs).cosines(queries)
+    grown = CharIndex(docs[:7]).extended(docs[7:12]).extended(docs[12:])
+    assert grown.counts.shape[0] == len(docs) and _stored(grown).cosines(queries) == pytest.approx(at_once, abs=1e-12)
+    assert _stored(grown).cosines(queries, first=10) == pytest.approx(at_once[:, 10:], abs=1e-12)
+    # a third of the documents removed: their grams stay in the vocabulary but no query may count them
+    rows = [i for i in range(len(docs)) if i % 3]
+    cut = grown.subset(rows)
+    fresh = CharIndex([docs[i] for i in rows])
+    gone = set(grown.vocabulary) - set(fresh.vocabulary)
+    asked = [docs[0][:200]]  # a removed document's own words: some of its grams are in no kept document
+    assert gone & set(grams(asked[0]))
+    assert cut.cosines(queries + asked) == pytest.approx(fresh.cosines(queries + asked), abs=1e-12)
+    assert (cut.idf > 0).sum() == len(fresh.vocabulary)

@@ -147,6 +147,36 @@ def test_the_character_term_finds_a_figure_from_words_read_in_pieces(corpus, mat
     assert vectors.chars is not None and len(vectors.chars.idf) > 0  # indexed on first use, kept with the vectors
 
 
+def test_the_store_keeps_the_character_n_grams_and_an_update_cuts_only_its_new_figures(corpus, matcher, tmp_path,
+                                                                                        monkeypatch):
+    from figlink.learn import char_grams
+
+    root, lines = corpus
+    queries = [" ".join(json.loads(x)["caption"].split()[:10]) for x in lines[:8]] + ["electro lytic ce11"]
+    first = image_search.update_figure_vectors(root, matcher)
+    read = image_search.update_figure_vectors(root, matcher)  # nothing new: the index is read from the store
+    assert read.embedded == 0 and read.chars is not None and read.chars is not first.chars
+    assert read.chars.cosines(queries) == pytest.approx(char_grams.CharIndex(read.words).cosines(queries), abs=1e-12)
+    cut: list[int] = []  # how many texts each call cuts into grams
+    counts = char_grams.gram_counts
+    monkeypatch.setattr(char_grams, "gram_counts", lambda docs, *a, **k: cut.append(len(docs)) or counts(docs, *a, **k))
+    figlink.build([_pairs(tmp_path / "two", lines[6:8])], root, vision=False, index=False, progress=False)
+    grown = image_search.update_figure_vectors(root, matcher)
+    assert grown.embedded == 2 and cut == [2]  # the two new figures' words, and nothing else
+    again = image_search.update_figure_vectors(root, matcher)
+    fresh = char_grams.CharIndex(again.words)
+    assert len(again.chars) == 8 and again.chars.df.tolist() == [fresh.df[fresh.vocabulary[g]]
+                                                                 for g in again.chars.grams_in_order()]
+    assert again.chars.cosines(queries) == pytest.approx(fresh.cosines(queries), abs=1e-12)
+    store = root / image_search.STORE  # a store written before it kept them (match5): built once, then kept
+    with np.load(store / "vectors.npz") as z:
+        np.savez(store / "vectors.npz", **{k: z[k] for k in z.files if not k.startswith("char_")})
+    cut.clear()
+    rebuilt = image_search.update_figure_vectors(root, matcher)
+    assert rebuilt.embedded == 0 and cut == [8] and np.array_equal(rebuilt.hub, again.hub)
+    assert image_search.update_figure_vectors(root, matcher).chars is not None and cut == [8]
+
+
 def test_the_words_index_on_disk_scores_as_indexing_them_per_query(corpus, matcher):
     root, lines = corpus
     first = image_search.update_figure_vectors(root, matcher)

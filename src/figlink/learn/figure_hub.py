@@ -48,6 +48,11 @@ class HubBank:
     rows: np.ndarray  # (b,) the balance's row scalers
     figures: int  # how many figures were balanced
     changed: int = 0  # figures added or removed since
+    grams: Optional[CharIndex] = None  # the character n-grams of ``ocr``, cut once (None: not kept)
+
+    def query_grams(self) -> Sequence[str] | CharIndex:
+        """The bank's queries for the character n-gram term: their kept grams, else their words."""
+        return self.grams if self.grams is not None and len(self.grams) == len(self.ocr) else self.ocr
 
     def due(self, added: int, removed: int) -> bool:
         """Whether this many more changes call for a full balance."""
@@ -85,7 +90,7 @@ def _sparse_scaled(matches: Matches, n_queries: int, n: int, weight: float) -> t
     return m, tops
 
 
-def _char_matches(queries: Sequence[str], chars: CharIndex) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+def _char_matches(queries: Sequence[str] | CharIndex, chars: CharIndex) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """Per query, the figures its character n-grams match and their cosines (chunks of queries at a time)."""
     for a, block in chars.cosine_chunks(queries):
         for r, row in enumerate(block):
@@ -103,9 +108,10 @@ def _chars_of(words: Path | Sequence[str], chars: Optional[CharIndex]) -> CharIn
 
 
 def _queries_lexical(queries: Sequence[str], words: Path | Sequence[str], chars: Optional[CharIndex], n: int,
-                     lexical: LexicalWeights) -> tuple[Optional[sparse.csc_matrix], np.ndarray, np.ndarray]:
+                     lexical: LexicalWeights, grams: Optional[CharIndex] = None
+                     ) -> tuple[Optional[sparse.csc_matrix], np.ndarray, np.ndarray]:
     """Bank queries' weighted lexical terms against all ``n`` figures, sparse (None when there are none), and
-    each query's best BM25 and best character cosine."""
+    each query's best BM25 and best character cosine (``grams``: the queries' n-grams, cut already)."""
     tops, char_tops = np.zeros(len(queries)), np.zeros(len(queries))
     if not lexical.on or not any(q.strip() for q in queries):
         return None, tops, char_tops
@@ -115,8 +121,8 @@ def _queries_lexical(queries: Sequence[str], words: Path | Sequence[str], chars:
         part, tops = _sparse_scaled(bm25, len(queries), n, lexical.words)
         m = m + part
     if lexical.chars:
-        part, char_tops = _sparse_scaled(_char_matches(queries, _chars_of(words, chars)), len(queries), n,
-                                         lexical.chars)
+        part, char_tops = _sparse_scaled(_char_matches(queries if grams is None else grams, _chars_of(words, chars)),
+                                         len(queries), n, lexical.chars)
         m = m + part
     return sparse.csc_matrix(m, dtype=np.float32), tops, char_tops
 
@@ -128,11 +134,12 @@ def _scores(image: np.ndarray, text: np.ndarray, lexical: Optional[sparse.csc_ma
 
 
 def balanced_on(bank: np.ndarray, queries: Sequence[str], text: np.ndarray, words: Path | Sequence[str],
-                lexical: LexicalWeights, hub: Hubness,
-                chars: Optional[CharIndex] = None) -> tuple[Balance, np.ndarray, np.ndarray]:
+                lexical: LexicalWeights, hub: Hubness, chars: Optional[CharIndex] = None,
+                grams: Optional[CharIndex] = None) -> tuple[Balance, np.ndarray, np.ndarray]:
     """The figures (``text``, their ``words`` and ``chars``) balanced over a bank of query images and the words
-    read in them, and each query's best BM25 and best character cosine over the figures."""
-    m, tops, char_tops = _queries_lexical(queries, words, chars, len(text), lexical)
+    read in them (``grams``: their n-grams, cut already), and each query's best BM25 and best character
+    cosine over the figures."""
+    m, tops, char_tops = _queries_lexical(queries, words, chars, len(text), lexical, grams)
     bal = balance(lambda a, b: _scores(bank, text[a:b], m, a), len(bank), len(text), hub)
     return bal, tops, char_tops
 
@@ -147,9 +154,10 @@ def full_balance(image: np.ndarray, text: np.ndarray, ocr: Sequence[str], words:
     rows = bank_rows(n)
     queries = [ocr[i] for i in rows] if len(ocr) == n else ["" for _ in rows]
     bank = np.ascontiguousarray(image[rows], np.float32)
-    chars = _chars_of(words, chars) if lexical.chars and any(q.strip() for q in queries) else None
-    out, tops, char_tops = balanced_on(bank, queries, text, words, lexical, hub, chars)
-    return out.normalizers.astype(np.float32), HubBank(bank, queries, tops, char_tops, out.rows, n)
+    on = lexical.chars and any(q.strip() for q in queries)
+    chars, grams = (_chars_of(words, chars), CharIndex(queries)) if on else (None, None)
+    out, tops, char_tops = balanced_on(bank, queries, text, words, lexical, hub, chars, grams)
+    return out.normalizers.astype(np.float32), HubBank(bank, queries, tops, char_tops, out.rows, n, grams=grams)
 
 
 def _kept_bank_scores(bank: HubBank, text: np.ndarray, words: Path | Sequence[str], first: int,
@@ -164,7 +172,7 @@ def _kept_bank_scores(bank: HubBank, text: np.ndarray, words: Path | Sequence[st
         halves.append((lexical.words, bank.tops, ((qi, docs - first, raw) for qi, (docs, raw)
                                                   in enumerate(bm25_matches(words, bank.ocr, first)))))
     if lexical.chars:
-        cos = _chars_of(words, chars).cosines(bank.ocr, first)
+        cos = _chars_of(words, chars).cosines(bank.query_grams(), first)
         halves.append((lexical.chars, bank.char_tops, ((qi, np.arange(cos.shape[1]), row)
                                                        for qi, row in enumerate(cos))))
     for weight, tops, matches in halves:
@@ -195,7 +203,8 @@ def added_normalizers(bank: HubBank, image: np.ndarray, text: np.ndarray, ocr: S
     if not len(take) or not hub.on:
         return new.astype(np.float32), bank
     queries = list(ocr[first:first + len(take)]) if len(ocr) == n else ["" for _ in take]
-    m, tops, char_tops = _queries_lexical(queries, words, chars, n, lexical)
+    grams = CharIndex(queries) if chars is not None else None  # only the new queries are cut into grams
+    m, tops, char_tops = _queries_lexical(queries, words, chars, n, lexical, grams)
     q_image = np.ascontiguousarray(image[take], np.float32)
 
     def block(a: int, b: int) -> np.ndarray:
@@ -205,7 +214,13 @@ def added_normalizers(bank: HubBank, image: np.ndarray, text: np.ndarray, ocr: S
     added = balance_added(np.vstack([s, block(first, n)]), bank.rows, over_kept, first, hub)
     return added.normalizers.astype(np.float32), replace(
         bank, image=np.vstack([bank.image, q_image]), ocr=bank.ocr + queries, tops=np.concatenate([bank.tops, tops]),
-        char_tops=np.concatenate([bank.char_tops, char_tops]), rows=np.concatenate([bank.rows, added.rows]))
+        char_tops=np.concatenate([bank.char_tops, char_tops]), rows=np.concatenate([bank.rows, added.rows]),
+        grams=_joined(bank.grams, grams))
+
+
+def _joined(kept: Optional[CharIndex], new: Optional[CharIndex]) -> Optional[CharIndex]:
+    """The bank's query n-grams with the new queries' after them (None when either is missing)."""
+    return None if kept is None or new is None else kept.stacked(new)
 
 
 def updated_normalizers(image: np.ndarray, text: np.ndarray, ocr: Sequence[str], words: Path | Sequence[str],

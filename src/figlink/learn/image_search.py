@@ -121,26 +121,33 @@ def _read_bank(z, counts: Optional[dict]) -> Optional[HubBank]:
     each query's best character cosine)."""
     if not counts or not {"bank_image", "bank_ocr", "bank_tops", "bank_char_tops", "bank_rows"} <= set(z.files):
         return None
-    return HubBank(z["bank_image"], z["bank_ocr"].tolist(), z["bank_tops"], z["bank_char_tops"], z["bank_rows"],
-                   int(counts["figures"]), int(counts["changed"]))
+    queries = z["bank_ocr"].tolist()
+    return HubBank(z["bank_image"], queries, z["bank_tops"], z["bank_char_tops"], z["bank_rows"],
+                   int(counts["figures"]), int(counts["changed"]), _read_chars(z, len(queries), "bank_char_"))
 
 
-CHAR_ARRAYS = ("char_grams", "char_counts", "char_indices", "char_indptr")
+CHAR_ARRAYS = ("grams", "counts", "indices", "indptr", "df")  # a CharIndex's arrays in the store, after a prefix
 
 
-def _read_chars(z, n: int) -> Optional[CharIndex]:
-    """The stored character n-gram index of the ``n`` figures' words (None: none stored, or not of these)."""
-    if not set(CHAR_ARRAYS) <= set(z.files) or len(z["char_indptr"]) != n + 1:
+def _read_chars(z, n: int, prefix: str = "char_") -> Optional[CharIndex]:
+    """A stored character n-gram index of ``n`` texts (None: none stored, or not of these)."""
+    names = [prefix + a for a in CHAR_ARRAYS]
+    if not set(names) <= set(z.files) or len(z[names[3]]) != n + 1:
         return None
-    grams = z["char_grams"].tolist()
-    counts = sparse.csr_matrix((z["char_counts"], z["char_indices"], z["char_indptr"]), shape=(n, len(grams)))
-    chars = CharIndex(vocabulary=grams, counts=counts)
+    grams, data, indices, indptr, df = (z[a] for a in names)
+    grams = grams.tolist()
+    chars = CharIndex(vocabulary=grams, counts=sparse.csr_matrix((data, indices, indptr), shape=(n, len(grams))),
+                      df=df)
     return chars if len(chars.vocabulary) == len(grams) else None
 
 
-def _chars_arrays(chars: CharIndex) -> dict[str, np.ndarray]:
-    return dict(zip(CHAR_ARRAYS, (np.array(chars.grams_in_order(), dtype=str), chars.counts.data,
-                                  chars.counts.indices, chars.counts.indptr)))
+def _chars_arrays(chars: Optional[CharIndex], n: int, prefix: str = "char_") -> dict[str, np.ndarray]:
+    """The arrays that store ``chars`` (none when it is missing or not of ``n`` texts)."""
+    if chars is None or len(chars) != n:
+        return {}
+    c = chars.counts
+    return {prefix + a: v for a, v in zip(CHAR_ARRAYS, (np.array(chars.grams_in_order(), dtype=str), c.data,
+                                                          c.indices, c.indptr, chars.df))}
 
 
 def _write_store(folder: Path, state: dict, vectors: FigureVectors) -> None:
@@ -157,8 +164,8 @@ def _write_store(folder: Path, state: dict, vectors: FigureVectors) -> None:
     if bank is not None:
         arrays.update(bank_image=bank.image, bank_ocr=np.array(bank.ocr, dtype=str), bank_tops=bank.tops,
                       bank_char_tops=bank.char_tops, bank_rows=bank.rows)
-    if vectors.chars is not None and len(vectors.chars) == len(vectors.keys):
-        arrays.update(_chars_arrays(vectors.chars))
+        arrays.update(_chars_arrays(bank.grams, len(bank.ocr), "bank_char_"))
+    arrays.update(_chars_arrays(vectors.chars, len(vectors.keys)))
     tmp = folder / ".vectors.npz.tmp"
     with tmp.open("wb") as f:
         np.savez(f, **arrays)
