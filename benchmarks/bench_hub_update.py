@@ -11,8 +11,12 @@ the same without the correction is the baseline of the run.
 
 Cost: the full balance against the update of one batch, at the part's size and with synthetic random unit
 vectors (no words) at larger sizes: wall, CPU, and the peak of memory allocated during it (tracemalloc).
+``--words-sizes``: the same with real words, all OpenStax figures repeated up to the size (vectors with a
+little noise, their captions + mentions and OCR words), both halves of the lexical term on, beside the CPU of
+indexing all the figures' character n-grams against appending the update's.
 
-    python benchmarks/bench_hub_update.py [--part tune|check|both] [--sizes 20000,100000] [--cache DIR]
+    python benchmarks/bench_hub_update.py [--part tune|check|both] [--sizes 20000,100000]
+                                          [--words-sizes 18340] [--cache DIR]
 """
 
 from __future__ import annotations
@@ -188,12 +192,47 @@ def scale(sizes: list[int], hub: Hubness, dim: int = 384, batch: float = 0.01) -
                 ["figures", "what", "wall", "CPU", "peak allocated", "the vectors themselves"], rows)
 
 
+def scale_words(sizes: list[int], emb: dict, batch: float = 0.01) -> None:
+    """Full balance and a 1 % update with real words: the OpenStax figures repeated up to each size."""
+    parts = emb["parts"]
+    image = np.concatenate([parts[p]["image"] for p in ("tune", "check")])
+    text = np.concatenate([parts[p]["text"] for p in ("tune", "check")])
+    ocr = parts["tune"]["ocr"] + parts["check"]["ocr"]
+    words = parts["tune"]["words"] + parts["check"]["words"]
+    w, hub = emb["lexical"], emb["hub"]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            rng = np.random.default_rng(n)
+            take = np.resize(np.arange(len(words)), n + max(1, int(n * batch)))
+            noisy = (lambda x: (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32))  # noqa: E731
+            im = noisy(image[take] + 0.02 * rng.standard_normal((len(take), image.shape[1]), dtype=np.float32))
+            tx = noisy(text[take] + 0.02 * rng.standard_normal((len(take), text.shape[1]), dtype=np.float32))
+            oc, wd = [ocr[i] for i in take], [words[i] for i in take]
+            lex = Path(tmp) / "w.sqlite"
+            write_lexicon(lex, wd[:n])
+            chars, _, build_cpu, _ = measured(lambda: CharIndex(wd[:n]))
+            (norm, bank), wall, cpu, peak = measured(
+                lambda: full_balance(im[:n], tx[:n], oc[:n], lex, w, hub, chars), True)
+            rows.append([f"{n:,}", f"full balance (bank {len(bank.rows):,})", f"{wall:.1f} s", f"{cpu:.1f} s",
+                         f"{peak:.0f} MB", f"{build_cpu:.1f} s (all; {chars.counts.nnz / n:.0f} grams a figure)"])
+            write_lexicon(lex, wd)
+            more, _, add_cpu, _ = measured(lambda: chars.extended(wd[n:]))
+            _, wall, cpu, peak = measured(lambda: updated_normalizers(im, tx, oc, lex, norm, bank, 0, w, hub, more),
+                                          True)
+            rows.append([f"{n:,} + {len(take) - n:,}", "update (the new figures against the kept bank)",
+                         f"{wall:.2f} s", f"{cpu:.2f} s", f"{peak:.0f} MB", f"{add_cpu:.2f} s (appended)"])
+    print_table("Cost with real words (OpenStax figures repeated; both halves of the lexical term)",
+                ["figures", "what", "wall", "CPU", "peak allocated", "n-gram index CPU"], rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--part", choices=("tune", "check", "both", "none"), default="both")
     ap.add_argument("--growth", default=f"0.05,{REBALANCE - 0.005}", help="growths before a full balance")
     ap.add_argument("--batches", type=int, default=5)
     ap.add_argument("--sizes", default="20000,100000", help="synthetic corpus sizes ('' for none)")
+    ap.add_argument("--words-sizes", default="", help="corpus sizes with real words, e.g. 18340 ('' for none)")
     ap.add_argument("--cache", default=os.environ.get("FIGLINK_CACHE_DIR") or str(FeatureCache().root))
     args = ap.parse_args()
     import torch
@@ -206,6 +245,8 @@ def main() -> None:
         quality(parts, emb, [float(g) for g in args.growth.split(",")], args.batches)
     if args.sizes:
         scale([int(s) for s in args.sizes.split(",")], emb["hub"])
+    if args.words_sizes:
+        scale_words([int(s) for s in args.words_sizes.split(",")], emb)
 
 
 if __name__ == "__main__":

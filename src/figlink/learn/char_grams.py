@@ -119,10 +119,14 @@ class CharIndex:
         return np.where(self.df > 0, 1.0 + np.log((1.0 + len(self)) / (1.0 + self.df)), 0.0)
 
     def _weighted(self, raw: sparse.csr_matrix) -> sparse.csr_matrix:
-        m = sparse.csr_matrix((self.idf[raw.indices] * (1.0 + np.log(raw.data.astype(np.float64))),
-                               raw.indices, raw.indptr), shape=raw.shape)
-        norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
-        return sparse.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ m
+        """``raw`` counts as TF-IDF rows, L2-normalized (one float array of the counts' size, scaled in place)."""
+        data = self.idf[raw.indices] * (1.0 + np.log(raw.data.astype(np.float64)))
+        lengths = np.diff(raw.indptr)
+        rows = np.repeat(np.arange(raw.shape[0]), lengths)
+        norms = np.sqrt(np.bincount(rows, weights=data * data, minlength=raw.shape[0]))
+        del rows
+        data *= np.repeat(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0), lengths)
+        return sparse.csr_matrix((data, raw.indices, raw.indptr), shape=raw.shape)
 
     @cached_property
     def docs(self) -> sparse.csr_matrix:
