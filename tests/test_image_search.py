@@ -232,6 +232,29 @@ def test_normalizers_computed_before_the_character_term_are_recomputed_without_e
     assert json.loads((store / "state.json").read_text(encoding="utf-8"))["hub"]["char_weight"] == 0.1
 
 
+@pytest.mark.parametrize("written", ["without the best char cosines", "under weights without the char term"])
+def test_a_store_written_before_the_character_term_joined_the_kept_bank_is_balanced_fully(corpus, matcher, tmp_path,
+                                                                                          written):
+    root, lines = corpus
+    figlink.build([_pairs(tmp_path / "six", lines[6:12])], root, vision=False, index=False, progress=False)
+    image_search.update_figure_vectors(root, matcher)
+    store = root / image_search.STORE
+    with np.load(store / "vectors.npz") as z:  # as hubstore wrote it: no n-grams, (its bank without char tops)
+        old = {k: z[k] for k in z.files if not k.startswith(("char_", "bank_char_"))}
+    if written == "without the best char cosines":
+        np.savez(store / "vectors.npz", **old)
+    else:  # the bank arrays as now, the state naming no char weight
+        with np.load(store / "vectors.npz") as z:
+            np.savez(store / "vectors.npz", **{k: z[k] for k in z.files if not k.startswith("char_")})
+        state = json.loads((store / "state.json").read_text(encoding="utf-8"))
+        hub = {k: v for k, v in state["hub"].items() if k != "char_weight"}
+        (store / "state.json").write_text(json.dumps({**state, "hub": hub}))
+    figlink.build([_pairs(tmp_path / "one", lines[12:13])], root, vision=False, index=False, progress=False)
+    grown = image_search.update_figure_vectors(root, matcher)  # 1 of 12: a kept bank would take it, (12, 1)
+    assert grown.embedded == 1 and (grown.bank.figures, grown.bank.changed) == (13, 0)
+    assert grown.chars is not None and len(grown.chars) == 13
+
+
 def test_a_store_written_before_the_normalizers_is_embedded_again(corpus, matcher):
     from figlink.cli import app
 
