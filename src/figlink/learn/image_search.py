@@ -12,7 +12,8 @@ with the bank it was balanced on (:mod:`figlink.learn.figure_hub`), so an update
 against that bank until the corpus has changed by a tenth; a store written before it kept OCR words and
 normalizers is re-embedded on its next update, one written before it kept the bank is balanced fully again.
 With the matcher's character n-gram term on, the store also keeps the words' gram counts
-(:class:`figlink.learn.char_grams.CharIndex`: a CSR matrix and the gram vocabulary), appended with the new
+(:class:`figlink.learn.char_grams.CharIndex`: a CSR matrix, the gram vocabulary and document frequencies; the
+bank's queries' grams likewise, :mod:`figlink.learn.figure_hub`), appended with the new
 figures' on an update, so only the figures added are cut into grams and a search loads the index instead of
 building it; a store written before it kept them builds it once, on its next update.
 
