@@ -11,8 +11,12 @@ the same without the correction is the baseline of the run.
 
 Cost: the full balance against the update of one batch, at the part's size and with synthetic random unit
 vectors (no words) at larger sizes: wall, CPU, and the peak of memory allocated during it (tracemalloc).
+``--words-sizes``: the same with real words, all OpenStax figures repeated up to the size (vectors with a
+little noise, their captions + mentions and OCR words), both halves of the lexical term on, beside the CPU of
+indexing all the figures' character n-grams against appending the update's.
 
-    python benchmarks/bench_hub_update.py [--part tune|check|both] [--sizes 20000,100000] [--cache DIR]
+    python benchmarks/bench_hub_update.py [--part tune|check|both] [--sizes 20000,100000]
+                                          [--words-sizes 18340] [--cache DIR]
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ from figlink.eval.splits import pair_split  # noqa: E402
 from figlink.learn.cache import FeatureCache  # noqa: E402
 from figlink.learn.figure_hub import REBALANCE, balanced_on, full_balance, updated_normalizers  # noqa: E402
 from figlink.learn.hubness import Hubness, bank_rows  # noqa: E402
-from figlink.learn.lexical import lexicon_scores, write_lexicon  # noqa: E402
+from figlink.learn.char_grams import CharIndex  # noqa: E402
+from figlink.learn.lexical import LexicalWeights, char_scores, lexicon_scores, write_lexicon  # noqa: E402
 
 
 def measured(fn, memory: bool = False):
@@ -69,32 +74,43 @@ def embedded(data: Path, cache: FeatureCache) -> dict:
         order = np.random.default_rng(0).permutation(idx)  # ingested in no particular order
         out[part] = {"image": emb.image[order], "text": emb.text[order], "ocr": [emb.ocr_text[i] for i in order],
                      "words": [text_of[emb.ids[i]] for i in order]}
-    return {"parts": out, "lexical_weight": matcher.lexical_weight, "hub": matcher.hubness}
+    return {"parts": out, "lexical": matcher.lexical, "hub": matcher.hubness}
 
 
-def grown(v: dict, folder: Path, growth: float, batches: int, w: float, hub: Hubness) -> tuple[np.ndarray, Any, list]:
-    """Normalizers after balancing the first figures fully and adding the rest (``growth`` of them) in batches."""
+def grown(v: dict, folder: Path, growth: float, batches: int, w: LexicalWeights,
+          hub: Hubness) -> tuple[np.ndarray, Any, list]:
+    """Normalizers after balancing the first figures fully and adding the rest (``growth`` of them) in batches,
+    the character n-gram index appended per batch as the store appends it. Per batch: the update's (wall, CPU)
+    and the CPU of appending its figures to the n-gram index."""
     n = len(v["text"])
     base = int(round(n / (1 + growth)))
     lex = folder / "words.sqlite"
     write_lexicon(lex, v["words"][:base])
-    norm, bank = full_balance(v["image"][:base], v["text"][:base], v["ocr"][:base], lex, w, hub)
+    chars = CharIndex(v["words"][:base])
+    norm, bank = full_balance(v["image"][:base], v["text"][:base], v["ocr"][:base], lex, w, hub, chars)
     costs = []
+    prev = base
     for stop in np.linspace(base, n, batches + 1).round().astype(int)[1:]:
         write_lexicon(lex, v["words"][:stop])
+        chars, _, char_cpu, _ = measured(lambda: chars.extended(v["words"][prev:stop]))
+        prev = stop
         (norm, bank), wall, cpu, _ = measured(lambda: updated_normalizers(
-            v["image"][:stop], v["text"][:stop], v["ocr"][:stop], lex, norm, bank, 0, w, hub))
-        costs.append((wall, cpu))
+            v["image"][:stop], v["text"][:stop], v["ocr"][:stop], lex, norm, bank, 0, w, hub, chars))
+        costs.append((wall, cpu, char_cpu))
     assert bank.changed == n - base, "the update balanced fully: growth above the rebalance share"
     return norm, bank, costs
 
 
-def search_scores(v: dict, lex: Path, w: float) -> tuple[np.ndarray, np.ndarray]:
+def search_scores(v: dict, lex: Path, chars: CharIndex, w: LexicalWeights) -> tuple[np.ndarray, np.ndarray]:
     """Every figure's own image (stored vector, OCR words) as a query against all figures: (image cosines,
-    text cosines + the weighted lexical term), queries × figures, before any normalizer."""
+    text cosines + the weighted lexical term, both halves, as ``image_search.figure_scores``), queries ×
+    figures, before any normalizer."""
     n = len(v["text"])
-    lexical = np.stack([w * lexicon_scores(lex, words, n) if w and words.strip() else np.zeros(n)
+    lexical = np.stack([w.words * lexicon_scores(lex, words, n) if w.words and words.strip() else np.zeros(n)
                         for words in v["ocr"]])
+    if w.chars:
+        has = np.array([bool(words.strip()) for words in v["ocr"]])
+        lexical[has] += w.chars * char_scores(chars, [q for q, h in zip(v["ocr"], has) if h])
     return v["image"] @ v["image"].T, (v["image"] @ v["text"].T + lexical).astype(np.float32)
 
 
@@ -106,7 +122,7 @@ def search_quality(scores: tuple[np.ndarray, np.ndarray], hub: np.ndarray) -> tu
 
 
 def quality(parts: list[str], emb: dict, growths: list[float], batches: int) -> None:
-    w, hub = emb["lexical_weight"], emb["hub"]
+    w, hub = emb["lexical"], emb["hub"]
     rows_diff, rows_search, rows_cost = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for part in parts:
@@ -114,14 +130,16 @@ def quality(parts: list[str], emb: dict, growths: list[float], batches: int) -> 
             n = len(v["text"])
             lex = Path(tmp) / f"{part}.sqlite"
             write_lexicon(lex, v["words"])
+            chars, _, char_cpu, _ = measured(lambda: CharIndex(v["words"]))
             (full, _), wall, cpu, peak = measured(
-                lambda: full_balance(v["image"], v["text"], v["ocr"], lex, w, hub), True)
-            rows_cost.append([part, f"{n:,}", "full balance", f"{wall:.2f} s", f"{cpu:.2f} s", f"{peak:.0f} MB"])
+                lambda: full_balance(v["image"], v["text"], v["ocr"], lex, w, hub, chars), True)
+            rows_cost.append([part, f"{n:,}", "full balance", f"{wall:.2f} s", f"{cpu:.2f} s", f"{peak:.0f} MB",
+                              f"{char_cpu:.2f} s (all figures)"])
             inside = np.zeros(n, bool)
             inside[bank_rows(n)] = True
             print(f"{part}: full balance, mean normalizer of the figures in the bank {full[inside].mean():.4f}, "
                   f"of those not in it {full[~inside].mean() if (~inside).any() else float('nan'):.4f}")
-            scores = search_scores(v, lex, w)
+            scores = search_scores(v, lex, chars, w)
             none = search_quality(scores, np.zeros(n))
             exact = search_quality(scores, full)
             rows_search.append([part, "no correction (baseline)", f"{none[0]:.3f}", f"{none[1]:.3f}"])
@@ -129,7 +147,7 @@ def quality(parts: list[str], emb: dict, growths: list[float], batches: int) -> 
             for g in growths:
                 norm, bank, costs = grown(v, Path(tmp), g, batches, w, hub)
                 base = int(round(n / (1 + g)))
-                same = balanced_on(bank.image, bank.ocr, v["text"], lex, w, hub)[0].normalizers
+                same = balanced_on(bank.image, bank.ocr, v["text"], lex, w, hub, chars)[0].normalizers
                 for name, ref in (("a full balance", full), ("a full balance over the kept bank", same)):
                     d = norm - ref
                     d = np.abs(d - np.median(d[:base]))  # less the offset they share, which changes no ranking
@@ -141,15 +159,17 @@ def quality(parts: list[str], emb: dict, growths: list[float], batches: int) -> 
                 rows_search.append([part, f"kept bank, +{g:.0%}", f"{got[0]:.3f}", f"{got[1]:.3f}"])
                 wall_b = float(np.median([c[0] for c in costs]))
                 cpu_b = float(np.median([c[1] for c in costs]))
+                char_b = float(np.median([c[2] for c in costs]))
                 rows_cost.append([part, f"{n:,}", f"update of one batch (~{(n - base) / batches:.0f} figures, "
-                                  f"median of {batches})", f"{wall_b:.2f} s", f"{cpu_b:.2f} s", ""])
+                                  f"median of {batches})", f"{wall_b:.2f} s", f"{cpu_b:.2f} s", "",
+                                  f"{char_b:.3f} s (appended)"])
     print_table("Normalizers after growth against a full balance (max / mean |difference| less the median "
                 "difference of the figures there before; scores are cosines)",
                 ["part", "growth", "against", "figures there before", "figures added", "correlation"], rows_diff)
     print_table("Search by image with each (every figure's own image as the query)",
                 ["part", "normalizers", "own figure first", "image → text R@1"], rows_search)
     print_table("Cost at the parts' sizes (the words' index written per batch not included)",
-                ["part", "figures", "what", "wall", "CPU", "peak allocated"], rows_cost)
+                ["part", "figures", "what", "wall", "CPU", "peak allocated", "n-gram index CPU"], rows_cost)
 
 
 def scale(sizes: list[int], hub: Hubness, dim: int = 384, batch: float = 0.01) -> None:
@@ -160,16 +180,50 @@ def scale(sizes: list[int], hub: Hubness, dim: int = 384, batch: float = 0.01) -
         unit = lambda m: (lambda x: (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32))(  # noqa: E731
             rng.standard_normal((m, dim), dtype=np.float32))
         image, text = unit(n), unit(n)
-        (norm, bank), wall, cpu, peak = measured(lambda: full_balance(image, text, [], [], 0.0, hub), True)
+        (norm, bank), wall, cpu, peak = measured(lambda: full_balance(image, text, [], [], LexicalWeights(), hub), True)
         rows.append([f"{n:,}", f"full balance (bank {len(bank.rows):,})", f"{wall:.1f} s", f"{cpu:.1f} s",
                      f"{peak:.0f} MB", f"{(image.nbytes + text.nbytes) / 2**20:.0f} MB"])
         k = max(1, int(n * batch))
         image, text = np.concatenate([image, unit(k)]), np.concatenate([text, unit(k)])
-        _, wall, cpu, peak = measured(lambda: updated_normalizers(image, text, [], [], norm, bank, 0, 0.0, hub), True)
+        _, wall, cpu, peak = measured(lambda: updated_normalizers(image, text, [], [], norm, bank, 0, LexicalWeights(), hub), True)
         rows.append([f"{n:,} + {k:,}", "update (the new figures against the kept bank)", f"{wall:.2f} s",
                      f"{cpu:.2f} s", f"{peak:.0f} MB", ""])
     print_table("Cost with synthetic random unit vectors (384-d, no words)",
                 ["figures", "what", "wall", "CPU", "peak allocated", "the vectors themselves"], rows)
+
+
+def scale_words(sizes: list[int], emb: dict, batch: float = 0.01) -> None:
+    """Full balance and a 1 % update with real words: the OpenStax figures repeated up to each size."""
+    parts = emb["parts"]
+    image = np.concatenate([parts[p]["image"] for p in ("tune", "check")])
+    text = np.concatenate([parts[p]["text"] for p in ("tune", "check")])
+    ocr = parts["tune"]["ocr"] + parts["check"]["ocr"]
+    words = parts["tune"]["words"] + parts["check"]["words"]
+    w, hub = emb["lexical"], emb["hub"]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            rng = np.random.default_rng(n)
+            take = np.resize(np.arange(len(words)), n + max(1, int(n * batch)))
+            noisy = (lambda x: (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32))  # noqa: E731
+            im = noisy(image[take] + 0.02 * rng.standard_normal((len(take), image.shape[1]), dtype=np.float32))
+            tx = noisy(text[take] + 0.02 * rng.standard_normal((len(take), text.shape[1]), dtype=np.float32))
+            oc, wd = [ocr[i] for i in take], [words[i] for i in take]
+            lex = Path(tmp) / "w.sqlite"
+            write_lexicon(lex, wd[:n])
+            chars, _, build_cpu, _ = measured(lambda: CharIndex(wd[:n]))
+            (norm, bank), wall, cpu, peak = measured(
+                lambda: full_balance(im[:n], tx[:n], oc[:n], lex, w, hub, chars), True)
+            rows.append([f"{n:,}", f"full balance (bank {len(bank.rows):,})", f"{wall:.1f} s", f"{cpu:.1f} s",
+                         f"{peak:.0f} MB", f"{build_cpu:.1f} s (all; {chars.counts.nnz / n:.0f} grams a figure)"])
+            write_lexicon(lex, wd)
+            more, _, add_cpu, _ = measured(lambda: chars.extended(wd[n:]))
+            _, wall, cpu, peak = measured(lambda: updated_normalizers(im, tx, oc, lex, norm, bank, 0, w, hub, more),
+                                          True)
+            rows.append([f"{n:,} + {len(take) - n:,}", "update (the new figures against the kept bank)",
+                         f"{wall:.2f} s", f"{cpu:.2f} s", f"{peak:.0f} MB", f"{add_cpu:.2f} s (appended)"])
+    print_table("Cost with real words (OpenStax figures repeated; both halves of the lexical term)",
+                ["figures", "what", "wall", "CPU", "peak allocated", "n-gram index CPU"], rows)
 
 
 def main() -> None:
@@ -178,6 +232,7 @@ def main() -> None:
     ap.add_argument("--growth", default=f"0.05,{REBALANCE - 0.005}", help="growths before a full balance")
     ap.add_argument("--batches", type=int, default=5)
     ap.add_argument("--sizes", default="20000,100000", help="synthetic corpus sizes ('' for none)")
+    ap.add_argument("--words-sizes", default="", help="corpus sizes with real words, e.g. 18340 ('' for none)")
     ap.add_argument("--cache", default=os.environ.get("FIGLINK_CACHE_DIR") or str(FeatureCache().root))
     args = ap.parse_args()
     import torch
@@ -190,6 +245,8 @@ def main() -> None:
         quality(parts, emb, [float(g) for g in args.growth.split(",")], args.batches)
     if args.sizes:
         scale([int(s) for s in args.sizes.split(",")], emb["hub"])
+    if args.words_sizes:
+        scale_words([int(s) for s in args.words_sizes.split(",")], emb)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ from figlink.learn.cache import FeatureCache  # noqa: E402
 from figlink.learn.dataset import Features, featurize_pairs  # noqa: E402
 from figlink.learn.evaluate import KS, both_ways, bm25_ocr_baseline  # noqa: E402
 from figlink.learn.featurize import print_progress  # noqa: E402
+from figlink.learn.lexical import LexicalWeights, pool_lexical  # noqa: E402
 from figlink.learn.recipe import fit, fold_of_ids  # noqa: E402
 from figlink.learn.records import TEXT_MODES, read_pair_file  # noqa: E402
 from figlink.learn.reproduce import SHIPPED_CONFIG, SHIPPED_SETTINGS  # noqa: E402
@@ -51,6 +52,7 @@ from figlink.learn.train import encode_all, evaluate, train_matcher  # noqa: E40
 METRICS = [f"R@{k}" for k in KS] + ["MRR"]
 DENSE_ROW = "caption+mentions, cosine only (no lexical term, no hubness correction)"
 NO_HUB_ROW = "caption+mentions, cosine + lexical (no hubness correction)"
+NO_CHAR_ROW = "caption+mentions, cosine + word lexical - hub (no character n-gram term)"
 
 
 def config_for(mode: str):
@@ -99,8 +101,9 @@ def dense_only(model, f: Features, mode: str) -> dict:
 
 def ablations(model, f: Features, mode: str) -> dict[str, dict]:
     """The rows scored with parts of the score left out, and with captions alone, of one c+m model."""
+    words_only = pool_lexical(f.texts(mode), f.ocr_text, LexicalWeights(words=model.config.lexical_weight))
     return {"caption (c+m model)": evaluate(model, f, "caption"), DENSE_ROW: dense_only(model, f, mode),
-            NO_HUB_ROW: evaluate(model, f, mode, hubness=False)}
+            NO_HUB_ROW: evaluate(model, f, mode, hubness=False), NO_CHAR_ROW: evaluate(model, f, mode, lexical=words_only)}
 
 
 def tune_ablations(train: Features, mode: str, seed: int, epochs: int) -> dict[str, dict]:
@@ -118,7 +121,7 @@ def tune_ablations(train: Features, mode: str, seed: int, epochs: int) -> dict[s
 
 def run_seeds(train: Features, sets: dict[str, Features], seeds: list[int], epochs: int):
     """results[row][set] = list over seeds of metrics; timings in seconds."""
-    rows = (*TEXT_MODES, "caption (c+m model)", NO_HUB_ROW, DENSE_ROW)
+    rows = (*TEXT_MODES, "caption (c+m model)", NO_CHAR_ROW, NO_HUB_ROW, DENSE_ROW)
     results: dict = {m: {s: [] for s in (TUNE, *sets)} for m in rows}
     times, chosen = [], []
     for mode in TEXT_MODES:
@@ -255,6 +258,7 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
     (its OCR and EfficientNet not cached): p50 / p99 latency, and how often the figure itself comes first."""
     import figlink
     from figlink.learn.embedder import load_matcher
+    from figlink.learn import image_search
     from figlink.learn.image_search import (embed_query_image, figure_normalizers, figure_scores, hub_normalizers,
                                             update_figure_vectors)
 
@@ -268,7 +272,7 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
         rows.append(["search --image: embed the corpus's figures once", f"{time.perf_counter() - t:.0f} s",
                      f"{len(vectors.keys)} figures", "features from the cache"])
         t, c = time.perf_counter(), time.process_time()
-        figure_normalizers(vectors, matcher.lexical_weight, matcher.hubness)
+        figure_normalizers(vectors, matcher.lexical, matcher.hubness)
         rows.append(["search --image: the figures' hubness normalizers (part of writing the vectors)",
                      f"{time.perf_counter() - t:.2f} s wall", f"{time.process_time() - c:.2f} s CPU",
                      f"bank of {len(vectors.keys)} figure images"])
@@ -279,7 +283,7 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
         for rec in lines[::step][:queries]:
             t, c = time.perf_counter(), time.process_time()
             q, words = embed_query_image(rec["image"], matcher, FeatureCache.disabled())
-            before = sum(figure_scores(vectors, q, words, matcher.lexical_weight))
+            before = sum(figure_scores(vectors, q, words, matcher.lexical))
             best = int(np.argmax(before - hub))
             times.append(time.perf_counter() - t)
             cpu.append(time.process_time() - c)
@@ -291,27 +295,50 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
                      f"({np.percentile(cpu_ms, 50):.0f} CPU)", f"p99 {np.percentile(ms, 99):.0f} ms",
                      f"{len(ms)} queries; its own figure first in {first}/{len(ms)} "
                      f"({first_before} without the hubness correction)"])
-        rows.append(lexical_term_cost(vectors, read, matcher.lexical_weight))
+        rows += lexical_term_cost(vectors, read, matcher.lexical, Path(tmp) / "c" / image_search.STORE)
     return rows
 
 
-def lexical_term_cost(vectors, read: list, weight: float) -> list[str]:
-    """CPU per query of the lexical term: the store's word index against indexing the words per query
-    (what search by image did before the store kept one), on the same query images' OCR words."""
+def lexical_term_cost(vectors, read: list, weights, store: Path) -> list[list[str]]:
+    """CPU per query of the lexical term's halves, on the same query images' OCR words: the word half from
+    the store's word index against indexing the words per query (what search by image did before the store
+    kept one); the character n-gram half, and loading the store's n-gram index (weighted at its first query)
+    against indexing the stored words' n-grams in memory (what search by image did before the store kept it)."""
     from dataclasses import replace
 
+    from figlink.learn.char_grams import CharIndex
     from figlink.learn.image_search import figure_scores
+    from figlink.learn.lexical import LexicalWeights
 
-    def cpu_ms(v) -> tuple[float, list]:
+    def cpu_ms(v, w) -> tuple[float, list]:
         t = time.process_time()
-        out = [figure_scores(v, q, words, weight)[2] for q, words in read]
+        out = [figure_scores(v, q, words, w)[2] for q, words in read]
         return 1000 * (time.process_time() - t) / max(1, len(read)), out
 
-    stored, a = cpu_ms(vectors)
-    per_query, b = cpu_ms(replace(vectors, lexicon=None))
+    words = LexicalWeights(words=weights.words)
+    stored, a = cpu_ms(vectors, words)
+    per_query, b = cpu_ms(replace(vectors, lexicon=None), words)
     same = all(np.allclose(x, y) for x, y in zip(a, b))
-    return ["search --image: lexical term, CPU per query", f"{stored:.1f} ms (word index)",
-            f"{per_query:.1f} ms indexed per query", f"{per_query / max(stored, 1e-9):.1f}x; scores identical: {same}"]
+    from figlink.learn.image_search import _read_chars
+
+    t = time.process_time()
+    chars = CharIndex(vectors.words)
+    chars.docs  # noqa: B018  (weighted, as at its first query)
+    build = 1000 * (time.process_time() - t)
+    t = time.process_time()
+    with np.load(store / "vectors.npz") as z:
+        loaded = _read_chars(z, len(vectors.keys))
+    loaded.docs  # noqa: B018
+    load = 1000 * (time.process_time() - t)
+    probe = [words for _, words in read if words.strip()]
+    equal = bool(np.allclose(loaded.cosines(probe), chars.cosines(probe), rtol=0, atol=1e-12))
+    char_ms, _ = cpu_ms(replace(vectors, chars=chars), LexicalWeights(chars=weights.chars))
+    return [["search --image: lexical term (words), CPU per query", f"{stored:.1f} ms (word index)",
+             f"{per_query:.1f} ms indexed per query", f"{per_query / max(stored, 1e-9):.1f}x; scores identical: {same}"],
+            ["search --image: lexical term (character n-grams), CPU per query", f"{char_ms:.1f} ms",
+             f"indexing the stored words' n-grams once: {build:.0f} ms", f"{len(vectors.words)} figures, in memory"],
+            ["search --image: the stored n-gram index, CPU once per process", f"{load:.0f} ms loaded and weighted",
+             f"{build:.0f} ms built in memory", f"{build / max(load, 1e-9):.1f}x; cosines equal: {equal}"]]
 
 
 def main() -> None:

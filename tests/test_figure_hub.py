@@ -15,13 +15,14 @@ pytest.importorskip("torch")
 from figlink.learn import figure_hub  # noqa: E402
 from figlink.learn.cache import FeatureCache  # noqa: E402
 from figlink.learn.embedder import load_matcher  # noqa: E402
-from figlink.learn.hubness import Hubness, column_normalizers  # noqa: E402
+from figlink.learn.char_grams import CharIndex  # noqa: E402
+from figlink.learn.hubness import Hubness, column_normalizers, item_normalizers  # noqa: E402
 from figlink.learn.image_search import TEXT_MODE  # noqa: E402
-from figlink.learn.lexical import write_lexicon  # noqa: E402
+from figlink.learn.lexical import LexicalWeights, char_scores, lexical_scores, write_lexicon  # noqa: E402
 from figlink.learn.records import read_pair_file  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "pairs" / "openstax-sample.jsonl"
-HUB, WEIGHT = Hubness(), 0.2
+HUB, WEIGHT = Hubness(), LexicalWeights(words=0.2)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ def test_the_kept_bank_scores_the_balanced_figures_as_the_balance_did(figures, t
     # the same words indexed in memory instead of on disk: the same normalizers
     assert figure_hub.full_balance(image, text, ocr, words, WEIGHT, HUB)[0] == pytest.approx(norm, abs=1e-6)
     # without the lexical term the normalizers differ: it is part of what they balance
-    assert np.abs(figure_hub.full_balance(image, text, ocr, lexicon, 0.0, HUB)[0] - norm).max() > 0.01
+    assert np.abs(figure_hub.full_balance(image, text, ocr, lexicon, LexicalWeights(), HUB)[0] - norm).max() > 0.01
 
 
 def test_figures_added_under_a_tenth_are_scored_against_the_kept_bank(figures, tmp_path):
@@ -85,3 +86,40 @@ def test_a_removed_figure_counts_towards_the_next_full_balance(figures, tmp_path
     _, again = figure_hub.updated_normalizers(image[3:], text[3:], ocr[3:], _lexicon(tmp_path, words[3:]), left[2:],
                                               kept, 2, WEIGHT, HUB)
     assert (again.figures, again.changed) == (21, 0)  # 3 removed of 24 balanced: more than a tenth
+
+
+BOTH = LexicalWeights(words=0.2, chars=0.1)  # the shipped matcher's two halves
+
+
+def test_the_normalizers_score_both_halves_of_the_lexical_term_as_search_by_image_does(figures, tmp_path):
+    image, text, ocr, words = figures
+    lexicon = _lexicon(tmp_path, words)
+    chars = CharIndex(words)
+    norm, bank = figure_hub.full_balance(image, text, ocr, lexicon, BOTH, HUB, chars)
+    # the bank as search by image scores it, dense: cosine + 0.2 × scaled BM25 + 0.1 × scaled char cosine
+    dense = image @ text.T + 0.2 * lexical_scores(ocr, words) + 0.1 * char_scores(chars, ocr)
+    # (the sparse term leaves out values under 1 % of a query's best: at most 0.2 × .01 + 0.1 × .01 a score)
+    assert norm == pytest.approx(item_normalizers(dense, HUB), abs=3e-3)
+    assert np.abs(norm - figure_hub.full_balance(image, text, ocr, lexicon, WEIGHT, HUB)[0]).max() > 0.01
+    assert bank.char_tops == pytest.approx(chars.cosines(ocr).max(axis=1))
+    # the kept bank's column step scores both halves as the balance did
+    again = column_normalizers(figure_hub._kept_bank_scores(bank, text, lexicon, 0, BOTH, chars), bank.rows, HUB)
+    assert again == pytest.approx(norm, abs=1e-5)
+
+
+def test_an_update_with_the_char_index_appended_scores_as_one_built_over_all_the_words(figures, tmp_path):
+    image, text, ocr, words = figures
+    chars = CharIndex(words[:22])
+    norm, bank = figure_hub.full_balance(image[:22], text[:22], ocr[:22], _lexicon(tmp_path, words[:22]), BOTH,
+                                         HUB, chars)
+    lexicon = _lexicon(tmp_path, words)
+    grown, kept = figure_hub.updated_normalizers(image, text, ocr, lexicon, norm, bank, 0, BOTH, HUB,
+                                                 chars.extended(words[22:]))
+    built, _ = figure_hub.updated_normalizers(image, text, ocr, words, norm, bank, 0, BOTH, HUB)
+    assert (kept.changed, len(kept.char_tops)) == (2, 24) and grown == pytest.approx(built, abs=1e-6)
+    assert np.array_equal(grown[:22], norm)
+    full = figure_hub.full_balance(image, text, ocr, lexicon, BOTH, HUB, CharIndex(words))[0]
+    # near a full balance's, nearer than the kept bank's column step alone (bench_hub_update.py measures it)
+    alone = column_normalizers(figure_hub._kept_bank_scores(bank, text[22:], lexicon, 22, BOTH, CharIndex(words)),
+                               bank.rows, HUB)
+    assert (np.abs(grown[22:] - full[22:]) < np.abs(alone - full[22:])).all()

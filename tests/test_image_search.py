@@ -19,8 +19,10 @@ import figlink  # noqa: E402
 from figlink.learn import image_search  # noqa: E402
 from figlink.learn.embedder import load_matcher  # noqa: E402
 from figlink.learn.hubness import Hubness, item_normalizers  # noqa: E402
+from figlink.learn.lexical import LexicalWeights  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "pairs"
+WORDS = LexicalWeights(words=0.2)  # the word half of the lexical term alone
 
 
 class _NoOcr:
@@ -29,7 +31,7 @@ class _NoOcr:
     def __init__(self) -> None:
         self.inner = load_matcher()
         self.dim, self.manifest = self.inner.dim, {**self.inner.manifest, "test": "no-ocr"}
-        self.lexical_weight, self.hubness = self.inner.lexical_weight, Hubness()  # the correction on, as shipped
+        self.lexical, self.hubness = self.inner.lexical, Hubness()  # the correction on, as shipped
         self.model = self.inner.model  # its text tower, for the index's image signal
 
     def embed(self, pairs, text_mode, cache, device="cpu", ocr=True):
@@ -126,12 +128,53 @@ def test_the_store_keeps_each_figures_words_for_the_lexical_term(corpus, matcher
     # a query image that reads the opening words of figure 3's caption: the term is the full weight there only
     target = json.loads(lines[3])
     query_words = " ".join(target["caption"].split()[:8])
-    sim_image, sim_text, lexical = image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)
+    sim_image, sim_text, lexical = image_search.figure_scores(vectors, vectors.image[0], query_words, WORDS)
     best = int(lexical.argmax())
     assert vectors.keys[best][1] == target["id"] and lexical[best] == pytest.approx(0.2)
     assert (lexical <= 0.2).all() and sorted(lexical)[-2] < 0.2
-    assert not image_search.figure_scores(vectors, vectors.image[0], query_words, 0.0)[2].any()
-    assert not image_search.figure_scores(vectors, vectors.image[0], "", 0.2)[2].any()
+    assert not image_search.figure_scores(vectors, vectors.image[0], query_words, LexicalWeights())[2].any()
+    assert not image_search.figure_scores(vectors, vectors.image[0], "", WORDS)[2].any()
+
+
+def test_the_character_term_finds_a_figure_from_words_read_in_pieces(corpus, matcher):
+    root, lines = corpus
+    vectors = image_search.update_figure_vectors(root, matcher)
+    target = json.loads(lines[3])
+    # the long words opening figure 3's caption as OCR may read them: each cut in two, no word left whole
+    read = " ".join(f"{w[:len(w) // 2]} {w[len(w) // 2:]}" for w in target["caption"].split()[:12] if len(w) > 6)
+    chars = image_search.figure_scores(vectors, vectors.image[0], read, LexicalWeights(chars=0.1))[2]
+    assert vectors.keys[int(chars.argmax())][1] == target["id"] and chars.max() == pytest.approx(0.1)
+    assert vectors.chars is not None and len(vectors.chars.idf) > 0  # indexed on first use, kept with the vectors
+
+
+def test_the_store_keeps_the_character_n_grams_and_an_update_cuts_only_its_new_figures(corpus, matcher, tmp_path,
+                                                                                        monkeypatch):
+    from figlink.learn import char_grams
+
+    root, lines = corpus
+    queries = [" ".join(json.loads(x)["caption"].split()[:10]) for x in lines[:8]] + ["electro lytic ce11"]
+    first = image_search.update_figure_vectors(root, matcher)
+    read = image_search.update_figure_vectors(root, matcher)  # nothing new: the index is read from the store
+    assert read.embedded == 0 and read.chars is not None and read.chars is not first.chars
+    assert read.chars.cosines(queries) == pytest.approx(char_grams.CharIndex(read.words).cosines(queries), abs=1e-12)
+    cut: list[int] = []  # how many texts each call cuts into grams
+    counts = char_grams.gram_counts
+    monkeypatch.setattr(char_grams, "gram_counts", lambda docs, *a, **k: cut.append(len(docs)) or counts(docs, *a, **k))
+    figlink.build([_pairs(tmp_path / "two", lines[6:8])], root, vision=False, index=False, progress=False)
+    grown = image_search.update_figure_vectors(root, matcher)
+    assert grown.embedded == 2 and cut == [2]  # the two new figures' words, and nothing else
+    again = image_search.update_figure_vectors(root, matcher)
+    fresh = char_grams.CharIndex(again.words)
+    assert len(again.chars) == 8 and again.chars.df.tolist() == [fresh.df[fresh.vocabulary[g]]
+                                                                 for g in again.chars.grams_in_order()]
+    assert again.chars.cosines(queries) == pytest.approx(fresh.cosines(queries), abs=1e-12)
+    store = root / image_search.STORE  # a store written before it kept them (match5): built once, then kept
+    with np.load(store / "vectors.npz") as z:
+        np.savez(store / "vectors.npz", **{k: z[k] for k in z.files if not k.startswith("char_")})
+    cut.clear()
+    rebuilt = image_search.update_figure_vectors(root, matcher)
+    assert rebuilt.embedded == 0 and cut == [8] and np.array_equal(rebuilt.hub, again.hub)
+    assert image_search.update_figure_vectors(root, matcher).chars is not None and cut == [8]
 
 
 def test_the_words_index_on_disk_scores_as_indexing_them_per_query(corpus, matcher):
@@ -142,20 +185,20 @@ def test_the_words_index_on_disk_scores_as_indexing_them_per_query(corpus, match
     in_memory = dataclasses.replace(again, lexicon=None)
     for line in lines[:6]:
         query_words = " ".join(json.loads(line)["caption"].split()[:8])
-        on_disk = image_search.figure_scores(again, again.image[0], query_words, 0.2)[2]
+        on_disk = image_search.figure_scores(again, again.image[0], query_words, WORDS)[2]
         assert on_disk.max() == pytest.approx(0.2)
-        assert on_disk == pytest.approx(image_search.figure_scores(in_memory, again.image[0], query_words, 0.2)[2])
+        assert on_disk == pytest.approx(image_search.figure_scores(in_memory, again.image[0], query_words, WORDS)[2])
 
 
 def test_a_damaged_words_index_falls_back_to_the_stored_words(corpus, matcher):
     root, lines = corpus
     vectors = image_search.update_figure_vectors(root, matcher)
     query_words = " ".join(json.loads(lines[2])["caption"].split()[:8])
-    good = image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)[2]
+    good = image_search.figure_scores(vectors, vectors.image[0], query_words, WORDS)[2]
     vectors.lexicon.write_bytes(b"not a database")
-    assert image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)[2] == pytest.approx(good)
+    assert image_search.figure_scores(vectors, vectors.image[0], query_words, WORDS)[2] == pytest.approx(good)
     vectors.lexicon.unlink()
-    assert image_search.figure_scores(vectors, vectors.image[0], query_words, 0.2)[2] == pytest.approx(good)
+    assert image_search.figure_scores(vectors, vectors.image[0], query_words, WORDS)[2] == pytest.approx(good)
 
 
 def test_the_store_keeps_each_figures_hubness_normalizer_and_search_takes_it_off(corpus, matcher):
@@ -172,6 +215,44 @@ def test_the_store_keeps_each_figures_hubness_normalizer_and_search_takes_it_off
         assert h.score == pytest.approx(h.image_similarity + h.text_similarity + h.lexical - h.hub, abs=1e-5)
     i = [k[1] for k in vectors.keys].index(json.loads(lines[1])["id"])
     assert image_search.search_by_image(root, query, k=1, matcher=matcher)[0].hub == pytest.approx(vectors.hub[i])
+
+
+def test_normalizers_computed_before_the_character_term_are_recomputed_without_embedding_again(corpus, matcher):
+    root, lines = corpus
+    vectors = image_search.update_figure_vectors(root, matcher)
+    store = root / image_search.STORE
+    with np.load(store / "vectors.npz") as z:  # as the previous version wrote them: its normalizers, here zeroed
+        old = {k: z[k] for k in z.files}
+    np.savez(store / "vectors.npz", **{**old, "hub": np.zeros_like(old["hub"])})
+    state = json.loads((store / "state.json").read_text(encoding="utf-8"))
+    before = {k: v for k, v in state["hub"].items() if k != "char_weight"}
+    (store / "state.json").write_text(json.dumps({**state, "hub": before}))
+    again = image_search.update_figure_vectors(root, matcher)
+    assert again.embedded == 0 and again.hub == pytest.approx(vectors.hub) and again.hub.any()
+    assert json.loads((store / "state.json").read_text(encoding="utf-8"))["hub"]["char_weight"] == 0.1
+
+
+@pytest.mark.parametrize("written", ["without the best char cosines", "under weights without the char term"])
+def test_a_store_written_before_the_character_term_joined_the_kept_bank_is_balanced_fully(corpus, matcher, tmp_path,
+                                                                                          written):
+    root, lines = corpus
+    figlink.build([_pairs(tmp_path / "six", lines[6:12])], root, vision=False, index=False, progress=False)
+    image_search.update_figure_vectors(root, matcher)
+    store = root / image_search.STORE
+    with np.load(store / "vectors.npz") as z:  # as hubstore wrote it: no n-grams, (its bank without char tops)
+        old = {k: z[k] for k in z.files if not k.startswith(("char_", "bank_char_"))}
+    if written == "without the best char cosines":
+        np.savez(store / "vectors.npz", **old)
+    else:  # the bank arrays as now, the state naming no char weight
+        with np.load(store / "vectors.npz") as z:
+            np.savez(store / "vectors.npz", **{k: z[k] for k in z.files if not k.startswith("char_")})
+        state = json.loads((store / "state.json").read_text(encoding="utf-8"))
+        hub = {k: v for k, v in state["hub"].items() if k != "char_weight"}
+        (store / "state.json").write_text(json.dumps({**state, "hub": hub}))
+    figlink.build([_pairs(tmp_path / "one", lines[12:13])], root, vision=False, index=False, progress=False)
+    grown = image_search.update_figure_vectors(root, matcher)  # 1 of 12: a kept bank would take it, (12, 1)
+    assert grown.embedded == 1 and (grown.bank.figures, grown.bank.changed) == (13, 0)
+    assert grown.chars is not None and len(grown.chars) == 13
 
 
 def test_a_store_written_before_the_normalizers_is_embedded_again(corpus, matcher):

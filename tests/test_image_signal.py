@@ -28,7 +28,7 @@ class _NoOcr:
 
     def __init__(self) -> None:
         self.inner = load_matcher()
-        self.model, self.dim, self.lexical_weight = self.inner.model, self.inner.dim, self.inner.lexical_weight
+        self.model, self.dim, self.lexical = self.inner.model, self.inner.dim, self.inner.lexical
         self.hubness = self.inner.hubness
         self.manifest = {**self.inner.manifest, "test": "no-ocr"}
 

@@ -31,7 +31,7 @@ class DualEncoderMatcher:
         self.model = model.eval()
         self.dim = model.out_dim
         self.manifest = manifest or {}
-        self.lexical_weight = model.config.lexical_weight if model.config.use_ocr else 0.0
+        self.lexical = model.config.lexical()
         self.hubness = model.config.hubness()
 
     def embed(self, pairs: Sequence[FigurePair], text_mode: TextMode, cache: FeatureCache,

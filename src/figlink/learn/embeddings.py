@@ -13,6 +13,7 @@ import numpy as np
 
 from figlink.learn.cache import FeatureCache
 from figlink.learn.hubness import Hubness
+from figlink.learn.lexical import LexicalWeights
 from figlink.learn.records import BadItem, FigurePair, TextMode
 
 KIND = "matcher"  # the model-directory kind of every matcher
@@ -29,7 +30,7 @@ class Embeddings:
 
 class Matcher(Protocol):
     dim: int
-    lexical_weight: float  # weight of the lexical term in its score (learn.lexical); 0 for none
+    lexical: LexicalWeights  # weights of the lexical term's halves in its score (learn.lexical); 0 for none
     hubness: Hubness  # the hubness correction of its score (learn.hubness); temperature 0 for none
 
     def embed(self, pairs: Sequence[FigurePair], text_mode: TextMode, cache: FeatureCache,

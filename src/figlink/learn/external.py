@@ -27,6 +27,7 @@ from figlink.errors import FiglinkError
 from figlink.learn.cache import FeatureCache
 from figlink.learn.embeddings import KIND, Embeddings
 from figlink.learn.hubness import Hubness
+from figlink.learn.lexical import LexicalWeights
 from figlink.learn.records import TextMode
 from figlink.learn.model_dir import ModelError, write_model_dir
 from figlink.learn.records import BadItem, FigurePair
@@ -58,7 +59,7 @@ def _unit(x: torch.Tensor) -> np.ndarray:
 class ExportedMatcher:
     """Two exported towers and a tokenizer (see the module docstring)."""
 
-    lexical_weight = 0.0  # an exported model scores by its vectors alone
+    lexical = LexicalWeights()  # an exported model scores by its vectors alone
     hubness = Hubness(0.0)  # and without the hubness correction (not tuned for it)
 
     def __init__(self, folder: Path, config: dict) -> None:

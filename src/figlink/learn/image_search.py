@@ -11,12 +11,17 @@ the figure's text side scored by a bank of the corpus's own figure images, balan
 with the bank it was balanced on (:mod:`figlink.learn.figure_hub`), so an update scores only its new figures
 against that bank until the corpus has changed by a tenth; a store written before it kept OCR words and
 normalizers is re-embedded on its next update, one written before it kept the bank is balanced fully again.
+With the matcher's character n-gram term on, the store also keeps the words' gram counts
+(:class:`figlink.learn.char_grams.CharIndex`: a CSR matrix, the gram vocabulary and document frequencies; the
+bank's queries' grams likewise, :mod:`figlink.learn.figure_hub`), appended with the new
+figures' on an update, so only the figures added are cut into grams and a search loads the index instead of
+building it; a store written before it kept them builds it once, on its next update.
 
 A query image is embedded by the image tower (with its OCR text) and each figure is scored
-``cos(query, figure image) + cos(query, figure text) + w × lexical``: the matcher's image → text score
-(its cosine plus its lexical term, BM25 of the query's OCR text against the figures' words scaled to
-[0, 1] by the best, :mod:`figlink.learn.lexical`, less the figure's hubness normalizer) plus the similarity of
-the two pictures in the same space.
+``cos(query, figure image) + cos(query, figure text) + lexical``: the matcher's image → text score
+(its cosine plus its weighted lexical term, BM25 and character n-grams of the query's OCR text against the
+figures' words, each scaled to [0, 1] by the best, :mod:`figlink.learn.lexical`, less the figure's hubness
+normalizer) plus the similarity of the two pictures in the same space.
 """
 
 from __future__ import annotations
@@ -31,15 +36,17 @@ from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
+from scipy import sparse
 
 from figlink.errors import InputError
 from figlink.index.image import ImageSignal
 from figlink.learn.cache import FeatureCache
+from figlink.learn.char_grams import CharIndex
 from figlink.learn.embedder import load_matcher
 from figlink.learn.embeddings import Matcher
 from figlink.learn.figure_hub import HubBank, full_balance, updated_normalizers
 from figlink.learn.hubness import Hubness
-from figlink.learn.lexical import lexical_scores, lexicon_scores, write_lexicon
+from figlink.learn.lexical import LexicalWeights, char_scores, lexical_scores, lexicon_scores, write_lexicon
 from figlink.learn.records import FigurePair, TextMode
 
 STORE = "matcher"
@@ -57,6 +64,7 @@ class FigureVectors:
     text: np.ndarray  # (n, d) float32, unit rows
     words: list[str] = field(default_factory=list)  # caption + mentions of each figure, for the lexical term
     lexicon: Optional[Path] = None  # those words indexed (learn.lexical.write_lexicon), row i = figure i
+    chars: Optional[CharIndex] = None  # their character n-grams (stored; else built by char_index on first use)
     ocr: Optional[list[str]] = None  # the words read in each figure's image (None: a store written before it)
     hub: Optional[np.ndarray] = None  # (n,) each figure's hubness normalizer (None: none computed)
     bank: Optional[HubBank] = None  # the bank the normalizers were balanced on (None: none kept)
@@ -81,7 +89,7 @@ class ImageHit:
     figure_id: str
     image_similarity: float
     text_similarity: float
-    lexical: float = 0.0  # the matcher's lexical term, weighted
+    lexical: float = 0.0  # the matcher's lexical term (words and character n-grams), weighted
     hub: float = 0.0  # the figure's hubness normalizer, taken off its score
 
 
@@ -101,6 +109,7 @@ def _read_store(folder: Path) -> tuple[dict, Optional[FigureVectors]]:
             if "hub" in z.files and len(z["hub"]) == len(keys) and state.get("hub"):
                 vectors.hub = z["hub"]
                 vectors.bank = _read_bank(z, state.get("bank"))
+            vectors.chars = _read_chars(z, len(keys))
         if (folder / LEXICON).is_file() and state.get("lexicon") == len(keys):
             vectors.lexicon = folder / LEXICON
         return state, vectors
@@ -109,11 +118,37 @@ def _read_store(folder: Path) -> tuple[dict, Optional[FigureVectors]]:
 
 
 def _read_bank(z, counts: Optional[dict]) -> Optional[HubBank]:
-    """The kept bank of a store's vectors file (None: a store written before it kept one)."""
-    if not counts or not {"bank_image", "bank_ocr", "bank_tops", "bank_rows"} <= set(z.files):
+    """The kept bank of a store's vectors file (None: a store written before it kept one, or before it kept
+    each query's best character cosine)."""
+    if not counts or not {"bank_image", "bank_ocr", "bank_tops", "bank_char_tops", "bank_rows"} <= set(z.files):
         return None
-    return HubBank(z["bank_image"], z["bank_ocr"].tolist(), z["bank_tops"], z["bank_rows"], int(counts["figures"]),
-                   int(counts["changed"]))
+    queries = z["bank_ocr"].tolist()
+    return HubBank(z["bank_image"], queries, z["bank_tops"], z["bank_char_tops"], z["bank_rows"],
+                   int(counts["figures"]), int(counts["changed"]), _read_chars(z, len(queries), "bank_char_"))
+
+
+CHAR_ARRAYS = ("grams", "counts", "indices", "indptr", "df")  # a CharIndex's arrays in the store, after a prefix
+
+
+def _read_chars(z, n: int, prefix: str = "char_") -> Optional[CharIndex]:
+    """A stored character n-gram index of ``n`` texts (None: none stored, or not of these)."""
+    names = [prefix + a for a in CHAR_ARRAYS]
+    if not set(names) <= set(z.files) or len(z[names[3]]) != n + 1:
+        return None
+    grams, data, indices, indptr, df = (z[a] for a in names)
+    grams = grams.tolist()
+    chars = CharIndex(vocabulary=grams, counts=sparse.csr_matrix((data, indices, indptr), shape=(n, len(grams))),
+                      df=df)
+    return chars if len(chars.vocabulary) == len(grams) else None
+
+
+def _chars_arrays(chars: Optional[CharIndex], n: int, prefix: str = "char_") -> dict[str, np.ndarray]:
+    """The arrays that store ``chars`` (none when it is missing or not of ``n`` texts)."""
+    if chars is None or len(chars) != n:
+        return {}
+    c = chars.counts
+    return {prefix + a: v for a, v in zip(CHAR_ARRAYS, (np.array(chars.grams_in_order(), dtype=str), c.data,
+                                                          c.indices, c.indptr, chars.df))}
 
 
 def _write_store(folder: Path, state: dict, vectors: FigureVectors) -> None:
@@ -129,7 +164,9 @@ def _write_store(folder: Path, state: dict, vectors: FigureVectors) -> None:
         "hub": np.zeros(0, np.float32) if vectors.hub is None else vectors.hub.astype(np.float32)}
     if bank is not None:
         arrays.update(bank_image=bank.image, bank_ocr=np.array(bank.ocr, dtype=str), bank_tops=bank.tops,
-                      bank_rows=bank.rows)
+                      bank_char_tops=bank.char_tops, bank_rows=bank.rows)
+        arrays.update(_chars_arrays(bank.grams, len(bank.ocr), "bank_char_"))
+    arrays.update(_chars_arrays(vectors.chars, len(vectors.keys)))
     tmp = folder / ".vectors.npz.tmp"
     with tmp.open("wb") as f:
         np.savez(f, **arrays)
@@ -142,8 +179,8 @@ def _write_store(folder: Path, state: dict, vectors: FigureVectors) -> None:
 def _hub_settings(matcher: Matcher) -> Optional[dict]:
     """What the stored normalizers depend on besides the vectors (None: the matcher scores without them)."""
     hub = matcher.hubness
-    return {"temperature": hub.temperature, "iterations": hub.iterations,
-            "lexical_weight": matcher.lexical_weight} if hub.on else None
+    return {"temperature": hub.temperature, "iterations": hub.iterations, "lexical_weight": matcher.lexical.words,
+            "char_weight": matcher.lexical.chars} if hub.on else None
 
 
 def _write_words(folder: Path, vectors: FigureVectors) -> None:
@@ -154,11 +191,28 @@ def _write_words(folder: Path, vectors: FigureVectors) -> None:
     vectors.lexicon = folder / LEXICON
 
 
-def figure_normalizers(vectors: FigureVectors, lexical_weight: float, hub: Hubness) -> np.ndarray:
+def char_index(vectors: FigureVectors) -> CharIndex:
+    """The character n-grams of the stored figures' words: the store's index, or (vectors made without one)
+    one built on first use and kept with the vectors."""
+    if vectors.chars is None or len(vectors.chars) != len(vectors.words):
+        vectors.chars = CharIndex(vectors.words)
+    return vectors.chars
+
+
+def _updated_chars(old: Optional[FigureVectors], rows: list[int], added: list[str]) -> CharIndex:
+    """The character n-gram index of the kept rows of ``old`` and the ``added`` words after them: the old
+    index cut and appended to (only the added words cut into grams), or one built over all of them."""
+    if old is None or old.chars is None or len(old.chars) != len(old.keys):
+        return CharIndex([old.words[i] for i in rows] + added if old is not None else added)
+    chars = old.chars if len(rows) == len(old.keys) else old.chars.subset(rows)
+    return chars.extended(added) if added else chars
+
+
+def figure_normalizers(vectors: FigureVectors, lexical: LexicalWeights, hub: Hubness) -> np.ndarray:
     """Each stored figure's hubness normalizer, balanced fully: its text side scored as search by image scores
     it (cosine + the weighted lexical term) by a bank of the corpus's own figure images."""
     return full_balance(vectors.image, vectors.text, vectors.ocr or [], vectors.lexicon or vectors.words,
-                        lexical_weight, hub)[0]
+                        lexical, hub, char_index(vectors) if lexical.chars else None)[0]
 
 
 def _left_out(before: dict[str, int], keep: set[str], tried: list[str], embedded: list[str]) -> dict[str, int]:
@@ -233,19 +287,22 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
                             problems=problems + ([b.line() for b in emb.bad] if emb else []),
                             left_out=sum(left.values()), notes=notes)
     hub = _hub_settings(matcher)
-    if todo or old is None or len(rows) != len(old.keys) or old.lexicon is None or state.get("hub") != hub:
+    if (todo or old is None or len(rows) != len(old.keys) or old.lexicon is None or state.get("hub") != hub
+            or (matcher.lexical.chars and old.chars is None)):
         _write_words(folder, vectors)
+        if matcher.lexical.chars:
+            vectors.chars = _updated_chars(old, rows, words[len(rows):])
         if hub:
             same = old if old is not None and old.hub is not None and state.get("hub") == hub else None
             vectors.hub, vectors.bank = updated_normalizers(
                 vectors.image, vectors.text, read, vectors.lexicon or words,
                 same.hub[rows] if same is not None and same.hub is not None else None,
                 same.bank if same is not None else None, len(old.keys) - len(rows) if old is not None else 0,
-                matcher.lexical_weight, matcher.hubness)
+                matcher.lexical, matcher.hubness, vectors.chars)
         _write_store(folder, {"model": model, "ocr": ocr, "papers": {p: prints[p] for p in prints},
                               "left_out": left, "hub": hub}, vectors)
     else:
-        vectors.lexicon, vectors.hub, vectors.bank = old.lexicon, old.hub, old.bank
+        vectors.lexicon, vectors.hub, vectors.bank, vectors.chars = old.lexicon, old.hub, old.bank, old.chars
     return vectors
 
 
@@ -285,21 +342,27 @@ def embed_query_image(image: str | Path, matcher: Matcher, cache: Optional[Featu
     return emb.image[0], (emb.ocr_text[0] if emb.ocr_text else "")
 
 
+def _word_scores(vectors: FigureVectors, query_words: str) -> np.ndarray:
+    """The query's BM25 term against the stored words, from their word index (or the words themselves)."""
+    try:
+        scores = lexicon_scores(vectors.lexicon, query_words, len(vectors.keys)) if vectors.lexicon else None
+    except sqlite3.Error:  # a damaged or vanished word index: the words themselves give the same numbers
+        scores = None
+    return lexical_scores([query_words], vectors.words)[0] if scores is None else scores
+
+
 def figure_scores(vectors: FigureVectors, query: np.ndarray, query_words: str,
-                  lexical_weight: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  lexical: LexicalWeights) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per stored figure: cosine to its image, cosine to its text, and the weighted lexical term of the
-    query's words against its words (zeros when the weight is 0 or the query has no words)."""
+    query's words against its words (zeros when the weights are 0 or the query has no words)."""
     sim_image, sim_text = vectors.image @ query, vectors.text @ query
-    lexical = np.zeros(len(vectors.keys))
-    if lexical_weight and query_words.strip() and len(vectors.words) == len(vectors.keys):
-        try:
-            scores = lexicon_scores(vectors.lexicon, query_words, len(vectors.keys)) if vectors.lexicon else None
-        except sqlite3.Error:  # a damaged or vanished word index: the words themselves give the same numbers
-            scores = None
-        if scores is None:
-            scores = lexical_scores([query_words], vectors.words)[0]
-        lexical = lexical_weight * scores
-    return sim_image, sim_text, lexical
+    term = np.zeros(len(vectors.keys))
+    if lexical.on and query_words.strip() and len(vectors.words) == len(vectors.keys):
+        if lexical.words:
+            term += lexical.words * _word_scores(vectors, query_words)
+        if lexical.chars:
+            term += lexical.chars * char_scores(char_index(vectors), [query_words])[0]
+    return sim_image, sim_text, term
 
 
 def hub_normalizers(vectors: FigureVectors) -> np.ndarray:
@@ -313,7 +376,7 @@ def search_figures(vectors: FigureVectors, image: str | Path, k: int, matcher: M
     query, words = embed_query_image(image, matcher, cache, ocr=ocr)
     if not vectors.keys:
         return []
-    sim_image, sim_text, lexical = figure_scores(vectors, query, words, matcher.lexical_weight)
+    sim_image, sim_text, lexical = figure_scores(vectors, query, words, matcher.lexical)
     hub = hub_normalizers(vectors)
     score = sim_image + sim_text + lexical - hub
     top = np.argsort(-score, kind="stable")[:k]

@@ -1,13 +1,16 @@
-"""The lexical half of the matcher's score: BM25 between a figure's OCR text and the texts (SciOL Table 8).
+"""The lexical half of the matcher's score: the words of a figure's OCR text against the texts (SciOL Table 8).
 
 A MiniLM vector of a figure's OCR text blurs the exact tokens it shares with its caption (numbers,
-symbols, names, units); BM25 keeps them. The matcher scores a query against a pool as
+symbols, names, units); BM25 keeps them. OCR also splits and misreads words and reads sub- and
+superscripts apart, which whole words miss and their character n-grams still match
+(:mod:`figlink.learn.char_grams`). The matcher scores a query against a pool as
 
-    dense cosine + weight × (the query's BM25 row divided by its largest value)
+    dense cosine + w_words × (the query's BM25 row divided by its largest value)
+                 + w_chars × (the query's character n-gram cosines divided by their largest value)
 
-so every query's lexical term lies in [0, 1] and one that shares no word with any item adds nothing.
-Text → image queries a caption against the figures' OCR texts; image → text queries a figure's OCR text
-against the captions. This is a score between a query and a pool, not a vector: ``figlink embed``
+so each half of every query's lexical term lies in [0, 1] and one that shares nothing with any item adds
+nothing. Text → image queries a caption against the figures' OCR texts; image → text queries a figure's
+OCR text against the captions. This is a score between a query and a pool, not a vector: ``figlink embed``
 writes only the dense vectors.
 """
 
@@ -16,12 +19,26 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
 import numpy as np
 
 from figlink.index.lexical import match_expr
+from figlink.learn.char_grams import CharIndex
+
+
+@dataclass(frozen=True)
+class LexicalWeights:
+    """The weights of the lexical term's two halves in a matcher's score (0: left out)."""
+
+    words: float = 0.0  # BM25 of the words
+    chars: float = 0.0  # cosine of the character n-grams
+
+    @property
+    def on(self) -> bool:
+        return self.words > 0 or self.chars > 0
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -117,14 +134,31 @@ def lexical_scores(queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
     return per_query_scaled(bm25_scores(queries, docs))
 
 
-def pool_lexical(texts: Sequence[str], ocr_texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The lexical terms of a pool of figures: (texts × figures for text → image, figures × texts for
-    image → text), each row scaled to [0, 1]."""
-    return lexical_scores(texts, ocr_texts), lexical_scores(ocr_texts, texts)
+def char_scores(index: CharIndex, queries: Sequence[str]) -> np.ndarray:
+    """The character n-gram cosines of each query against the documents of ``index``, scaled per query to
+    [0, 1] by its best."""
+    return per_query_scaled(index.cosines(queries))
 
 
-def fuse(dense: np.ndarray, lexical: tuple[np.ndarray, np.ndarray], weight: float) -> tuple[np.ndarray, np.ndarray]:
+def weighted_lexical(queries: Sequence[str], docs: Sequence[str], weights: LexicalWeights) -> np.ndarray:
+    """(len(queries) × len(docs)): the lexical term of each query against the docs, its halves weighted."""
+    out = np.zeros((len(queries), len(docs)), np.float64)
+    if weights.words:
+        out += weights.words * lexical_scores(queries, docs)
+    if weights.chars:
+        out += weights.chars * char_scores(CharIndex(docs), queries)
+    return out
+
+
+def pool_lexical(texts: Sequence[str], ocr_texts: Sequence[str],
+                 weights: LexicalWeights) -> tuple[np.ndarray, np.ndarray]:
+    """The weighted lexical terms of a pool of figures: (texts × figures for text → image, figures × texts
+    for image → text)."""
+    return weighted_lexical(texts, ocr_texts, weights), weighted_lexical(ocr_texts, texts, weights)
+
+
+def fuse(dense: np.ndarray, lexical: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The matcher's (text → image, image → text) score matrices, rows the queries, from the (texts ×
-    figures) dense cosines and :func:`pool_lexical`: ``dense + weight × lexical`` each way."""
+    figures) dense cosines and :func:`pool_lexical`: ``dense + lexical`` each way."""
     dense = np.asarray(dense, np.float64)
-    return dense + weight * lexical[0], dense.T + weight * lexical[1]
+    return dense + lexical[0], dense.T + lexical[1]

