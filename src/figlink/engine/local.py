@@ -8,13 +8,12 @@ this module only decides where :func:`~figlink.engine.common.run_task` runs.
 
 from __future__ import annotations
 
-import os
 from itertools import chain, islice
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from figlink.engine.common import IngestReport, Result, Task, run_ingest, run_task
-from figlink.engine.pool import MemoryBoundedPool, file_bytes, window
+from figlink.engine.pool import MemoryBoundedPool, file_bytes, usable_cores, window
 from figlink.pipeline import PipelineOptions
 
 
@@ -53,4 +52,4 @@ def ingest(sources: Iterable[str | Path], corpus_dir: str | Path, workers: int =
 
 
 def default_workers() -> int:
-    return max(1, min(4, os.cpu_count() or 1))
+    return min(4, usable_cores())

@@ -55,23 +55,37 @@ def _fill(db: sqlite3.Connection, docs: Sequence[str]) -> None:
     db.executemany("INSERT INTO d(rowid, body) VALUES (?, ?)", [(i + 1, t) for i, t in enumerate(docs)])
 
 
+def _open(source: Path | Sequence[str]) -> sqlite3.Connection:
+    """A word index to query: a :func:`write_lexicon` file (read-only), or ``source`` documents indexed in memory."""
+    if isinstance(source, Path):
+        return sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    db = sqlite3.connect(":memory:")
+    _fill(db, source)
+    return db
+
+
+def _matches(db: sqlite3.Connection, queries: Sequence[str], first: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per query, the documents it matches from row ``first`` on: (0-based rows, BM25 higher-is-better)."""
+    for q in queries:
+        expr = _fts_query(q)
+        found = db.execute("SELECT rowid, bm25(d) FROM d WHERE d MATCH ? AND rowid > ?",
+                           (expr, first)).fetchall() if expr else []
+        yield (np.fromiter((r for r, _ in found), np.int64, len(found)) - 1,
+               -np.fromiter((x for _, x in found), np.float64, len(found)))
+
+
 def _score_rows(db: sqlite3.Connection, queries: Sequence[str], n_docs: int) -> np.ndarray:
     out = np.zeros((len(queries), n_docs), np.float64)
-    for qi, q in enumerate(queries):
-        expr = _fts_query(q)
-        if not expr:
-            continue
-        for rowid, score in db.execute("SELECT rowid, bm25(d) FROM d WHERE d MATCH ?", (expr,)):
-            if 0 < rowid <= n_docs:
-                out[qi, rowid - 1] = -score
+    for qi, (rows, scores) in enumerate(_matches(db, queries)):
+        inside = rows < n_docs
+        out[qi, rows[inside]] = scores[inside]
     return out
 
 
 def bm25_scores(queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
     """(len(queries) × len(docs)) BM25 scores (SQLite FTS5, Porter stemming; higher is better, 0 = no match)."""
-    db = sqlite3.connect(":memory:")
+    db = _open(docs)
     try:
-        _fill(db, docs)
         return _score_rows(db, queries, len(docs))
     finally:
         db.close()
@@ -95,7 +109,7 @@ def write_lexicon(path: Path, docs: Sequence[str]) -> None:
 def lexicon_scores(path: Path, query: str, n_docs: int) -> np.ndarray:
     """One query's lexical term against a :func:`write_lexicon` file of ``n_docs`` documents, scaled to
     [0, 1] by its best: the same numbers as :func:`lexical_scores` over those documents."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db = _open(path)
     try:
         return per_query_scaled(_score_rows(db, [query], n_docs))[0]
     finally:
@@ -107,18 +121,9 @@ def bm25_matches(source: Path | Sequence[str], queries: Sequence[str],
     """Per query, the documents it matches from row ``first`` on: (0-based rows, BM25 higher-is-better), in a
     :func:`write_lexicon` file or in ``source`` documents indexed in memory. The scores are those over all
     the documents (FTS5 reads only the postings past ``first``), so a few new rows cost a few."""
-    if isinstance(source, Path):
-        db = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-    else:
-        db = sqlite3.connect(":memory:")
-        _fill(db, source)
+    db = _open(source)
     try:
-        for q in queries:
-            expr = _fts_query(q)
-            found = db.execute("SELECT rowid, bm25(d) FROM d WHERE d MATCH ? AND rowid > ?",
-                               (expr, first)).fetchall() if expr else []
-            rows = np.fromiter((r for r, _ in found), np.int64, len(found)) - 1
-            yield rows, -np.fromiter((x for _, x in found), np.float64, len(found))
+        yield from _matches(db, queries, first)
     finally:
         db.close()
 
