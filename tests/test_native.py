@@ -85,6 +85,7 @@ def _fake_build(folder: Path, package: Path, want: dict) -> dict:
     modules = tuple(want["modules"])
     sources = dependencies(modules, package)
     files = {m: m.replace(".", "/") + ".so" for m in modules}
+    files[native_build.GROUP + "__mypyc"] = native_build.GROUP + "__mypyc.so"  # the modules' shared library
     for f in files.values():
         (folder / f).parent.mkdir(parents=True, exist_ok=True)
         (folder / f).write_bytes(b"")
