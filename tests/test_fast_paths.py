@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from figlink.ingest import jats_refs
 from figlink.text import caption_clauses, caption_sentences, compound, grammar, keywords, labels, mentions, normalize, sentences, \
     spatial
 
@@ -174,11 +173,6 @@ def test_source_note_pre_test_is_the_plain_reader(texts: list[str]) -> None:
             assert caption_clauses.source_notes(text, body) == caption_clauses.source_notes_plain(text, body)
     assert all(caption_clauses.source_notes(c, 0) for c in credits[:4])
 
-
-def test_block_fig_word_test_is_the_plain_one(texts: list[str]) -> None:
-    for text in texts + ["fIg 2", "FIGURE", "imAGE", "IMage", "figs", "İmage", "Ima ge"]:
-        data = text.encode("utf-8", "surrogatepass")
-        assert jats_refs._has_fig_word(data) == any(w.encode() in data for w in grammar.KEYWORD_FORMS)
 
 
 def test_kept_tricks_say_what_they_are_worth() -> None:
