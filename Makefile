@@ -34,7 +34,8 @@ $(STAMP): $(REQS)
 # Optional: the hot text modules compiled with mypyc into src/figlink/_native/ (1.3x on inline references and
 # on the caption stage). figlink uses the build only while it matches the sources (an edit since the build, or
 # another interpreter: the .py files run); `make native` again after editing them. Without a C compiler the
-# build says so and the .py files run, with the same output.
+# build says so and the .py files run, with the same output. A build that already matches the sources and the
+# compiler settings is kept (no compile); `python -m figlink.native_build --force` rebuilds it anyway.
 native:
 	@$(VENV)/bin/python -m figlink.native_build || true
 

@@ -35,7 +35,7 @@ the time goes: start-up imports, lxml, the one walk for figures and xrefs, figur
 caption stage, JSON encoding (wall-clock samples: on a loaded machine read them as shares).
 
     python benchmarks/bench_parse_cli.py [--files 400] [--repeat 3] [--quick] [--profile] [--no-ingest] [--ingest-index]
-                                         [--before OTHER_CHECKOUT/src] [--workers 2] [--no-bytecode]
+                                         [--before OTHER_CHECKOUT/src [--before-workers 1]] [--workers 2] [--no-bytecode]
 """
 
 from __future__ import annotations
@@ -202,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=0, help="also time `figlink parse DIR --json --workers N` (0: not)")
     ap.add_argument("--before", type=Path, default=None,
                     help="src folder of another checkout to time in the same run (given the files, not the folder)")
+    ap.add_argument("--before-workers", default=None, metavar="N",
+                    help="pass --workers N to the --before checkout (1: one process; earlier figlink lacks it)")
     ap.add_argument("--no-bytecode", action="store_true",
                     help="leave bytecode caching as the environment says (default: one cache folder for all runs)")
     args = ap.parse_args(argv)
@@ -229,7 +231,9 @@ def main(argv: list[str] | None = None) -> int:
         if (REPO / "src" / "figlink" / "_native" / "manifest.json").is_file():  # a compiled build: also without it
             runs["pure"] = ([*parse_dir, "--workers", "1"], REPO / "src")
         if args.before is not None:
-            runs["before"] = ([sys.executable, "-m", "figlink.cli", "parse", *args_files, "--json"], args.before.resolve())
+            workers = [] if args.before_workers is None else ["--workers", args.before_workers]
+            runs["before"] = ([sys.executable, "-m", "figlink.cli", "parse", *args_files, "--json", *workers],
+                              args.before.resolve())
         best = {name: float("inf") for name in runs}
         cpu = {name: float("inf") for name in runs}
         rcs = {}
@@ -246,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
         labels = {"figlink": "figlink parse DIR --json --workers 1 > out",
                   "auto": "figlink parse DIR --json > out (--workers auto)",
                   "pure": "figlink parse DIR --json --workers 1 > out, .py files (FIGLINK_NATIVE=0)",
-                  "before": f"before: {args.before} (parse FILES --json)",
+                  "before": f"before: {args.before} (parse FILES --json"
+                            f"{'' if args.before_workers is None else ' --workers ' + args.before_workers})",
                   "workers": f"figlink parse DIR --json --workers {args.workers} > out"}
         rows = [[labels[name], f"{len(files) / best[name]:.1f} articles/s", f"{best[name]:.2f} s", f"{cpu[name]:.2f} s",
                  f"{lines[name]} JSON lines (exit {rcs[name]})",

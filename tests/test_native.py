@@ -14,7 +14,8 @@ import pytest
 
 from figlink import native
 from figlink.native import NativeFinder, sources_digest
-from figlink.native_build import dependencies
+from figlink import native_build
+from figlink.native_build import dependencies, is_current, settings
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
@@ -77,3 +78,51 @@ def test_the_compiled_build_gives_the_same_papers_as_the_py_files():
     else:
         assert runs["1"][0] == sorted(native.MODULES)
     assert runs["0"][0] == [] and runs["1"][1] == runs["0"][1] and len(runs["0"][1]) == 7
+
+
+def _fake_build(folder: Path, package: Path, want: dict) -> dict:
+    """A build folder as ``native_build.build`` leaves it (empty files for the extensions), for ``want``."""
+    modules = tuple(want["modules"])
+    sources = dependencies(modules, package)
+    files = {m: m.replace(".", "/") + ".so" for m in modules}
+    files[native_build.GROUP + "__mypyc"] = native_build.GROUP + "__mypyc.so"  # the modules' shared library
+    for f in files.values():
+        (folder / f).parent.mkdir(parents=True, exist_ok=True)
+        (folder / f).write_bytes(b"")
+    manifest = {"cache_tag": sys.implementation.cache_tag, "files": files, "sources": sources,
+                "digest": sources_digest(package, sources), "settings": want}
+    (folder / native.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    return manifest
+
+
+def test_a_build_is_current_only_for_the_same_sources_settings_and_extension_files(tmp_path):
+    want = {**settings(), "modules": ["figlink.text.mentions"]}
+    package = _copy(tmp_path, dependencies(("figlink.text.mentions",)))
+    folder = tmp_path / "_native"
+    _fake_build(folder, package, want)
+    assert is_current(folder, want, package)
+    assert not is_current(folder, {**want, "opt_level": "2"}, package)  # another compiler setting
+    assert not is_current(folder, {**want, "mypy": "0.0"}, package)  # another mypyc
+    assert not is_current(tmp_path / "elsewhere", want, package)  # no build
+    so = folder / "figlink/text/mentions.so"
+    so.unlink()
+    assert not is_current(folder, want, package)  # an extension file gone
+    so.write_bytes(b"")
+    grammar = package / "text" / "grammar.py"  # a source the build read, not compiled itself
+    grammar.write_text(grammar.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert not is_current(folder, want, package)
+
+
+def test_make_native_skips_a_build_that_matches_and_rebuilds_on_force(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "_native"
+    _fake_build(folder, native.PACKAGE, settings())  # as if built from the sources of this checkout
+    calls = []
+    monkeypatch.setattr(native_build, "FOLDER", folder)
+    monkeypatch.setattr(native_build, "build", lambda: calls.append(1) or json.loads(
+        (folder / native.MANIFEST).read_text(encoding="utf-8")))
+    assert native_build.main([]) == 0 and calls == []
+    assert "nothing to do" in capsys.readouterr().out
+    assert native_build.main(["--force"]) == 0 and calls == [1]
+    manifest = json.loads((folder / native.MANIFEST).read_text(encoding="utf-8"))
+    (folder / native.MANIFEST).write_text(json.dumps({**manifest, "digest": "0" * 64}), encoding="utf-8")
+    assert native_build.main([]) == 0 and calls == [1, 1]  # a stale build is built again

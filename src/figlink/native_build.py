@@ -3,14 +3,16 @@
 The build runs mypy with the project's settings (``pyproject.toml``) over the modules, compiles them with
 the C compiler into a temporary folder, then replaces :data:`figlink.native.FOLDER` with the extension
 files and a manifest (:mod:`figlink.native` says how the manifest keeps an old build from running after an
-edit). Without mypyc or a C compiler it says so on one line and exits 1; figlink then runs the ``.py``
-files, with the same output. ``--clean`` removes the build.
+edit). A build whose manifest already matches the sources and the compiler settings (:func:`settings`) is
+kept as it is (:func:`is_current`; ``--force`` rebuilds it). Without mypyc or a C compiler it says so on one
+line and exits 1; figlink then runs the ``.py`` files, with the same output. ``--clean`` removes the build.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
 import os
 import shutil
@@ -18,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from figlink.native import FOLDER, MANIFEST, MODULES, PACKAGE, sources_digest
 
@@ -87,9 +90,53 @@ dist.run_command("build_ext")
 """
 
 
+def _root() -> Path:
+    """The checkout (where pyproject.toml is), else the folder holding the package."""
+    return PACKAGE.parent.parent if (PACKAGE.parent.parent / "pyproject.toml").is_file() else PACKAGE.parent
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return ""
+
+
+def settings(opt_level: str = "3") -> dict[str, Any]:
+    """What a build depends on besides its sources: the modules compiled, the interpreter, the mypy (mypyc)
+    and setuptools versions, the optimization level, the C compiler's variables and mypy's settings (a
+    SHA-256 of pyproject.toml)."""
+    project = _root() / "pyproject.toml"
+    return {"modules": list(MODULES), "group": GROUP, "python": sys.version, "executable": sys.executable,
+            "mypy": _version("mypy"), "setuptools": _version("setuptools"), "opt_level": opt_level,
+            "env": {k: os.environ.get(k, "") for k in ("CC", "CFLAGS", "LDSHARED", "LDFLAGS")},
+            "pyproject": hashlib.sha256(project.read_bytes()).hexdigest() if project.is_file() else ""}
+
+
+def is_current(folder: Path, want: dict[str, Any], package: Path = PACKAGE) -> bool:
+    """Whether the build in ``folder`` was made with the settings ``want`` from the sources as they are now
+    (the same files, the same bytes), and all its extension files are there: then building again would make
+    the same files."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    sources = manifest.get("sources")
+    files = manifest.get("files")
+    return (isinstance(sources, list) and isinstance(files, dict) and manifest.get("settings") == want
+            and manifest.get("cache_tag") == sys.implementation.cache_tag
+            and all(m in files for m in want["modules"])  # (files also names the group's shared library)
+            and sources == dependencies(tuple(want["modules"]), package)
+            and manifest.get("digest") == sources_digest(package, sources)
+            and all((folder / f).is_file() for f in files.values()))
+
+
 def build(folder: Path = FOLDER, opt_level: str = "3") -> dict:
     """Compile :data:`MODULES` into ``folder`` (replacing what it held); the manifest written."""
-    root = PACKAGE.parent.parent if (PACKAGE.parent.parent / "pyproject.toml").is_file() else PACKAGE.parent
+    root = _root()
+    want = settings(opt_level)
     files = [str((PACKAGE.parent / module_file(m)).relative_to(root)) for m in MODULES]
     sources = dependencies(MODULES)
     digest = sources_digest(PACKAGE, sources)  # before the build: an edit during it makes the build stale
@@ -112,7 +159,8 @@ def build(folder: Path = FOLDER, opt_level: str = "3") -> dict:
         for file in built.values():
             (staged / file).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(work / "lib" / file, staged / file)
-    manifest = {"cache_tag": sys.implementation.cache_tag, "files": built, "sources": sources, "digest": digest}
+    manifest = {"cache_tag": sys.implementation.cache_tag, "files": built, "sources": sources, "digest": digest,
+                "settings": want}
     (staged / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     shutil.rmtree(folder, ignore_errors=True)
     staged.rename(folder)
@@ -122,9 +170,13 @@ def build(folder: Path = FOLDER, opt_level: str = "3") -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m figlink.native_build", description=__doc__.splitlines()[0])
     ap.add_argument("--clean", action="store_true", help="remove the compiled build")
+    ap.add_argument("--force", action="store_true", help="build even when the build matches the sources")
     args = ap.parse_args(argv)
     if args.clean:
         shutil.rmtree(FOLDER, ignore_errors=True)
+        return 0
+    if not args.force and is_current(FOLDER, settings()):
+        print(f"the compiled build in {FOLDER} matches the sources and settings: nothing to do (--force rebuilds)")
         return 0
     try:
         manifest = build()

@@ -55,6 +55,13 @@ def source_notes(text: str, body: int) -> list[tuple[int, int]]:
     """Spans of image-credit notes after ``body``: a parenthesized note to its closing parenthesis, an open
     one to the end of the caption. They tell where each image came from, not what it shows, so they are
     shared text even when they name panels ("(credit a: …; b: …)")."""
+    if "cred" not in text.lower():  # the note's word, in every case the pattern reads ("credİt": "cred" stays)
+        return []  # most captions: no note (kept: 1.33x on the compiled caption split, 1.15x as .py; 13x on source_notes)
+    return source_notes_plain(text, body)
+
+
+def source_notes_plain(text: str, body: int) -> list[tuple[int, int]]:
+    """:func:`source_notes` without its pre-test."""
     out: list[tuple[int, int]] = []
     for m in _SOURCE_NOTE.finditer(text, body):
         if out and m.start() < out[-1][1]:
