@@ -17,7 +17,8 @@ training in a child process), `figlink embed` figures/s end to end (CLI, cold an
 ``--image-size`` is the EfficientNet input side of the models trained here (default: the shipped recipe's).
 Every model directory of ``--models`` (default: the shipped one) is scored in the same run: its own
 weights on the check pools, and on tune its recipe's fold models (each train book held out in turn from a
-model trained on the other three at its recorded epoch count and seed, as its MODEL_CARD).
+model trained on the other three at its recorded epoch count and seed, as its MODEL_CARD); the search-by-image
+costs are of the first of them.
 
 Features (EfficientNet maps, OCR lines, MiniLM vectors) are cached in --cache ($FIGLINK_CACHE_DIR or
 ~/.cache/figlink); the first run OCRs 3,725 images (about 1 CPU-second each).
@@ -302,7 +303,7 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
     with tempfile.TemporaryDirectory() as tmp:
         pairs = _check_book_pairs(data, Path(tmp))
         figlink.build([pairs], Path(tmp) / "c", vision=False, index=False, progress=False)
-        matcher = load_matcher()
+        matcher = load_matcher(args.models[0] if args.models else None)  # --models: the first one's costs
         t = time.perf_counter()
         vectors = update_figure_vectors(Path(tmp) / "c", matcher, FeatureCache(args.cache))
         rows.append(["search --image: embed the corpus's figures once", f"{time.perf_counter() - t:.0f} s",
