@@ -9,7 +9,10 @@ Each score is given for the first sentence (every figure) and the whole caption 
 Costs: feature + matcher time (cached features), training time, peak memory of this process, and
 captioning speed after the features (captions/s for the check book, p50/p99 per figure).
 
-    python benchmarks/bench_captioner.py [--cache DIR] [--threads 1]
+    python benchmarks/bench_captioner.py [--cache DIR] [--threads 1] [--matcher DIR]
+
+``--matcher`` names the matcher model directory the captioner retrieves with (default: the shipped one), so
+two matchers can be compared in one session.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ def main() -> int:
     ap.add_argument("--cache", type=Path, default=None, help="feature cache folder")
     ap.add_argument("--threads", type=int, default=int(os.environ.get("FIGLINK_TORCH_THREADS", "1")))
     ap.add_argument("--all-folds", action="store_true", help="also hold out each train book in turn (tune only)")
+    ap.add_argument("--matcher", type=Path, default=None, help="matcher model directory (default: the shipped one)")
     args = ap.parse_args()
     data_dir = require_shared_data("the captioner benchmark")
     import torch
@@ -61,7 +65,8 @@ def main() -> int:
 
     t = time.perf_counter()
     pairs, bad = read_pair_file(data_dir / "figures" / "openstax" / "pairs.jsonl")
-    data = prepare(pairs, FeatureCache(args.cache))
+    data = prepare(pairs, FeatureCache(args.cache), args.matcher)
+    print(f"matcher: {args.matcher or 'shipped'}")
     prep_seconds = time.perf_counter() - t
     result = tune_and_check(data)
     counts = result["counts"]

@@ -11,7 +11,14 @@ of the same run: BM25 of the figure's OCR text against the texts (SciOL's OCR ab
 R@1 ratio to it (target ≥ 1.5, aim 2). Costs: feature extraction, training time and peak memory (one
 training in a child process), `figlink embed` figures/s end to end (CLI, cold and warm cache).
 
-    python benchmarks/bench_matcher.py [--seeds 5] [--cache DIR] [--quick] [--no-embed-speed]
+    python benchmarks/bench_matcher.py [--seeds 5] [--image-size PX] [--models DIR ...] [--cache DIR] [--quick]
+                                       [--no-embed-speed]
+
+``--image-size`` is the EfficientNet input side of the models trained here (default: the shipped recipe's).
+Every model directory of ``--models`` (default: the shipped one) is scored in the same run: its own
+weights on the check pools, and on tune its recipe's fold models (each train book held out in turn from a
+model trained on the other three at its recorded epoch count and seed, as its MODEL_CARD); the search-by-image
+costs are of the first of them.
 
 Features (EfficientNet maps, OCR lines, MiniLM vectors) are cached in --cache ($FIGLINK_CACHE_DIR or
 ~/.cache/figlink); the first run OCRs 3,725 images (about 1 CPU-second each).
@@ -55,21 +62,50 @@ NO_HUB_ROW = "caption+mentions, cosine + lexical (no hubness correction)"
 NO_CHAR_ROW = "caption+mentions, cosine + word lexical - hub (no character n-gram term)"
 
 
+IMAGE_SIZE = SHIPPED_CONFIG.image_size  # of the models trained here; --image-size sets it
+
+
 def config_for(mode: str):
-    return replace(SHIPPED_CONFIG, use_mentions=mode == "caption+mentions")
+    return replace(SHIPPED_CONFIG, use_mentions=mode == "caption+mentions", image_size=IMAGE_SIZE)
 
 
-def load_features(args, data: Path) -> tuple[Features, Features]:
+def load_features(args, data: Path, image_size: Optional[int] = None) -> tuple[Features, Features]:
+    size = image_size or IMAGE_SIZE
     cache = FeatureCache(args.cache)
     pairs, bad = read_pair_file(data / "figures" / "openstax" / "pairs.jsonl")
     t = time.perf_counter()
-    openstax, bad2 = featurize_pairs(pairs, cache, ocr=True, progress=print_progress("OpenStax features"))
-    print(f"OpenStax: {len(openstax)} figures ({len(bad) + len(bad2)} bad), features {time.perf_counter() - t:.0f} s")
+    openstax, bad2 = featurize_pairs(pairs, cache, ocr=True, image_size=size,
+                                     progress=print_progress(f"OpenStax features ({size} px)"))
+    print(f"OpenStax: {len(openstax)} figures ({len(bad) + len(bad2)} bad), features at {size} px "
+          f"{time.perf_counter() - t:.0f} s")
     elife_file = elife_pdf_pairs(data, Path(args.scratch))
     epairs, ebad = read_pair_file(elife_file)
-    elife, ebad2 = featurize_pairs(epairs, cache, ocr=True, progress=print_progress("eLife features"))
+    elife, ebad2 = featurize_pairs(epairs, cache, ocr=True, image_size=size, progress=print_progress("eLife features"))
     print(f"eLife PDFs: {len(elife)} figures ({len(ebad) + len(ebad2)} bad)")
     return openstax, elife
+
+
+def score_models(args, data: Path, folders: list[Path]) -> dict[str, dict]:
+    """results[row][set] = [metrics] of each model directory (caption + mentions, its own score): its weights
+    on the check pools, its recipe's fold models on tune (:func:`figlink.learn.rescore.fold_metrics`)."""
+    from figlink.learn.embedder import load_matcher
+    from figlink.learn.rescore import fold_metrics
+
+    results: dict[str, dict] = {}
+    for folder in folders:
+        matcher = load_matcher(folder)
+        model = matcher.model  # type: ignore[attr-defined]
+        training = matcher.manifest["training"]  # type: ignore[attr-defined]
+        openstax, elife = load_features(args, data, model.config.image_size)
+        train, sets = eval_sets(openstax, elife)
+        settings = replace(SHIPPED_SETTINGS, seed=training["settings"]["seed"], epochs=training["epochs"])
+        t = time.perf_counter()
+        row = f"model {folder.name} ({model.config.image_size} px, {training['created'][:10]})"
+        results[row] = {TUNE: [mean_metrics(list(fold_metrics(train, model.config, settings).values()))]}
+        for name, f in sets.items():
+            results[row][name] = [evaluate(model, f, "caption+mentions")]
+        print(f"  {row}: scored in {time.perf_counter() - t:.0f} s", flush=True)
+    return results
 
 
 TUNE = "OpenStax tune (each train book held out in turn; mean over the 4 books)"
@@ -161,7 +197,8 @@ def print_results(results: dict, train: Features, sets: dict[str, Features], n_s
             runs = per_set.get(name) or []
             if not runs:
                 continue
-            mode = "caption" if row.startswith("caption (") else ("caption+mentions" if "+" in row else row)
+            mode = "caption" if row.startswith("caption (") else (
+                "caption+mentions" if "+" in row or row.startswith("model ") else row)
             if name == TUNE:
                 base = mean_metrics([baseline(train.subset([i for i, x in enumerate(train.ids)
                                                             if x.startswith(b + "/")]), mode) for b in books])
@@ -194,7 +231,7 @@ def print_mentions_claim(results: dict, sets: dict[str, Features]) -> None:
 def probe_training(args) -> dict:
     """One training in a child process: its wall time and peak resident memory (features from the cache)."""
     cmd = [sys.executable, __file__, "--probe-train", "--cache", str(args.cache), "--scratch", str(args.scratch),
-           "--epochs", str(args.epochs)]
+           "--epochs", str(args.epochs), "--image-size", str(args.image_size)]
     t = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     wall = time.perf_counter() - t
@@ -266,7 +303,7 @@ def image_search_latency(args, data: Path, queries: int = 20) -> list[list[str]]
     with tempfile.TemporaryDirectory() as tmp:
         pairs = _check_book_pairs(data, Path(tmp))
         figlink.build([pairs], Path(tmp) / "c", vision=False, index=False, progress=False)
-        matcher = load_matcher()
+        matcher = load_matcher(args.models[0] if args.models else None)  # --models: the first one's costs
         t = time.perf_counter()
         vectors = update_figure_vectors(Path(tmp) / "c", matcher, FeatureCache(args.cache))
         rows.append(["search --image: embed the corpus's figures once", f"{time.perf_counter() - t:.0f} s",
@@ -353,7 +390,13 @@ def main() -> None:
     ap.add_argument("--no-train-probe", action="store_true")
     ap.add_argument("--no-image-search", action="store_true")
     ap.add_argument("--probe-train", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--image-size", type=int, default=SHIPPED_CONFIG.image_size,
+                    help="EfficientNet input side (px) of the models trained here (default: the shipped recipe's)")
+    ap.add_argument("--models", type=Path, nargs="*", default=None,
+                    help="model directories scored in the same run (default: the shipped one)")
     args = ap.parse_args()
+    global IMAGE_SIZE
+    IMAGE_SIZE = args.image_size
     import torch
 
     torch.set_num_threads(int(os.environ.get("FIGLINK_TORCH_THREADS", "1")))
@@ -369,6 +412,10 @@ def main() -> None:
     print(f"train (4 books) {len(train)}, " + ", ".join(f"{k.split(' (')[0]} {len(v)}" for k, v in sets.items()))
     seeds = [0] if args.quick else list(range(args.seeds))
     results, times, chosen = run_seeds(train, sets, seeds, args.epochs)
+    from figlink.learn.embedder import DEFAULT_MODEL
+
+    results.update(score_models(args, data, args.models if args.models is not None else [DEFAULT_MODEL]))
+    print(f"models trained here: {IMAGE_SIZE} px; seed rows {len(seeds)} seeds, model rows one model each")
     print_results(results, train, sets, len(seeds))
     print_mentions_claim(results, sets)
     cost = [["choosing the epochs (4-fold, by book) + training one model, cached features",

@@ -28,8 +28,8 @@ WORDS = LexicalWeights(words=0.2)  # the word half of the lexical term alone
 class _NoOcr:
     """The shipped matcher with OCR switched off (the test machine's OCR would take most of the time)."""
 
-    def __init__(self) -> None:
-        self.inner = load_matcher()
+    def __init__(self, inner=None) -> None:
+        self.inner = inner or load_matcher()
         self.dim, self.manifest = self.inner.dim, {**self.inner.manifest, "test": "no-ocr"}
         self.lexical, self.hubness = self.inner.lexical, Hubness()  # the correction on, as shipped
         self.model = self.inner.model  # its text tower, for the index's image signal
@@ -273,6 +273,31 @@ def test_a_store_written_before_the_normalizers_is_embedded_again(corpus, matche
     assert json.loads(res.stdout)["hits"][0]["figure_id"] == json.loads(lines[0])["id"]
     vectors = image_search.update_figure_vectors(root, matcher)
     assert vectors.embedded == 0 and vectors.hub is not None and not vectors.notes
+
+
+def test_a_store_written_by_another_matcher_is_embedded_again_with_a_note(corpus, matcher, tmp_path):
+    """The shipped matcher's weights read at the other input size (a model directory naming no size reads
+    its figures at 224 px) are another matcher: the store is embedded again, and says so."""
+    from figlink.learn.embedder import DEFAULT_MODEL
+    from figlink.learn.model_dir import MANIFEST
+
+    root, lines = corpus
+    first = image_search.update_figure_vectors(root, matcher)
+    folder = tmp_path / "other"
+    shutil.copytree(DEFAULT_MODEL, folder)
+    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    config = {k: v for k, v in manifest["config"].items() if k != "image_size"}
+    if "image_size" not in manifest["config"]:
+        config["image_size"] = 336
+    (folder / MANIFEST).write_text(json.dumps({**manifest, "config": config}), encoding="utf-8")
+    other = _NoOcr(load_matcher(folder))
+    assert {other.model.config.image_size, matcher.model.config.image_size} == {224, 336}
+    again = image_search.update_figure_vectors(root, other)
+    assert again.embedded == 6 and again.keys == first.keys
+    assert any("written by another matcher: its 6 figures are embedded again" in n for n in again.notes)
+    assert not np.allclose(again.image, first.image, atol=1e-3)
+    query = json.loads(lines[2])
+    assert image_search.search_by_image(root, SAMPLE / query["image"], k=1, matcher=other)[0].figure_id == query["id"]
 
 
 def test_an_update_scores_its_new_figures_against_the_kept_bank_until_a_tenth_has_changed(corpus, matcher, tmp_path):

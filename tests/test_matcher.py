@@ -37,7 +37,7 @@ def cache(feature_cache) -> FeatureCache:
 def feats(cache, sample_pairs):
     torch.set_num_threads(1)
     pairs = sample_pairs
-    f, bad = featurize_pairs(pairs, cache, ocr=False)
+    f, bad = featurize_pairs(pairs, cache, ocr=False, image_size=MatcherConfig().image_size)
     assert not bad
     return f
 
@@ -80,8 +80,9 @@ def test_feature_cache_is_hit_and_bad_images_fail_alone(cache, feats, tmp_path, 
     monkeypatch.setattr(fz, "trunk_maps", no_decoding)
     paths = [Path(p) for p in sorted((SAMPLES / "images").glob("*.jpg"))[:3]]
     (tmp_path / "text.jpg").write_text("not a picture")
-    res = image_features(paths + [tmp_path / "text.jpg", tmp_path / "gone.jpg"], cache, maps=True, ocr=False)
-    assert all(r.maps.shape == (192, 7, 7) for r in res[:3])
+    res = image_features(paths + [tmp_path / "text.jpg", tmp_path / "gone.jpg"], cache, maps=True, ocr=False,
+                         size=feats.image_size)
+    assert all(r.maps.shape == (192, 11, 11) for r in res[:3])  # 336 px letterboxed: an 11 x 11 map
     assert "not a readable image" in str(res[3]) and "image not found" in str(res[4])
 
 
@@ -109,7 +110,7 @@ def test_ocr_fused_model_starts_as_the_ocr_text_match(cache):
     training keeps unit vectors in MiniLM's 384-d space and fits its own pairs."""
     pairs, _ = read_pair_file(PAIRS)
     chem = [p for p in pairs if p.id.startswith("chemistry-bundle/")]
-    f, bad = featurize_pairs(chem, cache, ocr=True)
+    f, bad = featurize_pairs(chem, cache, ocr=True, image_size=MatcherConfig().image_size)
     assert len(f) == 8 and not bad and f.has_ocr.sum() >= 4  # most of these diagrams carry words
     untrained = DualEncoder(MatcherConfig(use_ocr=True, use_mentions=False, visual_init=0.0)).eval()
     image, text = encode_all(untrained, f, "caption")
@@ -145,6 +146,54 @@ def test_model_directory_round_trip_and_refusals(trained, feats, tmp_path):
         load_matcher(SAMPLES)
     with pytest.raises(ModelError, match="no model directory"):
         load_matcher(tmp_path / "absent")
+
+
+def test_the_input_size_is_a_model_setting_with_its_own_cached_features(tmp_path, sample_pairs):
+    """Trunk maps at 224 and 336 px are cached under two kinds and never mix; the pooled feature of the
+    336 px maps is EfficientNet's own output on the figure letterboxed at 336; the vision stage (figure
+    type) still reads 224 px."""
+    from figlink.learn.image_features import pooled_from_maps, spatial_kind
+    from figlink.vision.features import embed, extractor, preprocess
+    from figlink.vision.image_io import load_image
+
+    c = FeatureCache(tmp_path)
+    paths = [p.image for p in sample_pairs[:2]]
+    small = image_features(paths, c, maps=True, ocr=False)
+    large = image_features(paths, c, maps=True, ocr=False, size=336)
+    assert [r.maps.shape for r in small] == [(192, 7, 7)] * 2 and [r.maps.shape for r in large] == [(192, 11, 11)] * 2
+    assert (c.count(spatial_kind(224)), c.count(spatial_kind(336))) == (2, 2)
+    images = [load_image(p) for p in paths]
+    with torch.inference_mode():
+        whole = extractor()(torch.stack([preprocess(im, 336) for im in images])).numpy()
+    assert np.allclose(pooled_from_maps(np.stack([r.maps for r in large])), whole, atol=0.02)  # float16 maps
+    assert np.allclose(pooled_from_maps(np.stack([r.maps for r in small])), embed(images), atol=0.02)
+    assert not np.allclose(whole, embed(images), atol=0.05)  # the two views differ
+
+
+def test_a_model_without_an_input_size_reads_224_px_figures(trained, feats, tmp_path, sample_pairs):
+    """A model directory written before the input size was a setting loads as 224 px and embeds from the
+    224 px features; features of another size are refused; an input size EfficientNet cannot read fails
+    at load."""
+    assert trained.model.config.image_size == 336 == feats.image_size
+    folder = save_matcher(trained.model, tmp_path / "m", {"metrics": {}})
+    manifest = json.loads((folder / MANIFEST).read_text())
+    assert manifest["config"]["image_size"] == 336
+    old = tmp_path / "old"
+    shutil.copytree(folder, old)
+    (old / MANIFEST).write_text(json.dumps({**manifest, "config": {k: v for k, v in manifest["config"].items()
+                                                                   if k != "image_size"}}))
+    older = load_matcher(old)
+    assert older.model.config.image_size == 224
+    c = FeatureCache(tmp_path / "cache")
+    emb = older.embed(sample_pairs[:4], "caption", c, ocr=False)
+    small, _ = featurize_pairs(sample_pairs[:4], c, ocr=False)
+    assert small.image_size == 224 and np.array_equal(emb.image, encode_all(older.model, small, "caption")[0])
+    assert not np.allclose(emb.image, encode_all(trained.model, feats.subset(range(4)), "caption")[0], atol=1e-3)
+    with pytest.raises(ValueError, match="features are of images at 224 px, the matcher reads 336 px"):
+        encode_all(trained.model, small, "caption")
+    (old / MANIFEST).write_text(json.dumps({**manifest, "config": {**manifest["config"], "image_size": 4096}}))
+    with pytest.raises(ModelError, match="image size 4096: choose a side from 32 to 1024 px"):
+        load_matcher(old)
 
 
 def test_cuda_is_refused_clearly_without_a_gpu():

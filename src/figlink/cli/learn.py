@@ -90,6 +90,8 @@ def train_matcher_command(
                                                "this (e.g. a book 'chemistry-bundle/'); they are scored at the end."),
         ocr: bool = typer.Option(True, "--ocr/--no-ocr", help="Fuse the figure's OCR text into the image side."),
         tune_tail: bool = typer.Option(False, "--tune-tail", help="Also fine-tune EfficientNet's last block."),
+        image_size: Optional[int] = typer.Option(None, "--image-size", help="EfficientNet's input side in px (the "
+                                                 "figure letterboxed on white; 32-1024, default 336)."),
         epochs: int = typer.Option(150, "--epochs", min=1, help="Most epochs (early stopping picks the best)."),
         cache_dir: Optional[Path] = typer.Option(None, "--cache", help="Feature cache folder "
                                                  "(default $FIGLINK_CACHE_DIR or ~/.cache/figlink)."),
@@ -99,6 +101,8 @@ def train_matcher_command(
     """Train the image–text matcher (dual encoder, symmetric InfoNCE) and save it with its metrics.
     Bad input lines are reported and skipped; exit status 1 when any was."""
     _require_learn_extra()
+    from dataclasses import replace
+
     from figlink.learn.matcher import MatcherConfig
     from figlink.learn.recipe import train_from_pairs
     from figlink.learn.records import pairs_from_corpus, read_pair_file
@@ -122,7 +126,12 @@ def train_matcher_command(
     except (FiglinkError, FileNotFoundError) as e:
         _fail(str(e))
     _failed_lines(bad)
-    config = MatcherConfig(use_ocr=ocr, use_mentions=mode == "caption+mentions", tune_tail=tune_tail)
+    try:
+        config = MatcherConfig(use_ocr=ocr, use_mentions=mode == "caption+mentions", tune_tail=tune_tail)
+        if image_size is not None:
+            config = replace(config, image_size=image_size)
+    except ValueError as e:
+        _fail(str(e))
     settings = TrainSettings(seed=seed, device=device, epochs=epochs)
     note = f"pairs {pairs_file.name}" if pairs_file is not None else f"corpus {corpus}"
     try:

@@ -71,7 +71,8 @@ def prepare(pairs: Sequence[FigurePair], cache: FeatureCache, matcher_dir: Optio
     from figlink.learn.train import encode_all
 
     matcher = _dual_encoder(matcher_dir)
-    feats, bad = featurize_pairs(pairs, cache, ocr=ocr and matcher.model.config.use_ocr, device=device)
+    feats, bad = featurize_pairs(pairs, cache, ocr=ocr and matcher.model.config.use_ocr,
+                                 image_size=matcher.model.config.image_size, device=device)
     image, text = encode_all(matcher.model, feats, "caption", device)
     by_id = {p.id: p for p in pairs}
     figs = [FigureInput(feats.ocr_text[i] if feats.ocr_text else "", by_id[x].mentions, feats.captions[i], group_of(x))

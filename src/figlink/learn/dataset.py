@@ -15,7 +15,7 @@ import numpy as np
 from figlink.errors import FiglinkError
 from figlink.learn.cache import FeatureCache
 from figlink.learn.featurize import ImageFeatures, image_features
-from figlink.learn.image_features import pooled_from_maps
+from figlink.learn.image_features import BASE_SIZE, empty_maps, pooled_from_maps
 from figlink.learn.ocr_text import ocr_string
 from figlink.learn.records import BadItem, FigurePair, TextMode
 from figlink.learn.text_features import embed_texts, mean_of
@@ -27,7 +27,7 @@ class Features:
 
     ids: list[str]
     pooled: np.ndarray  # (n, 1280) float32 ImageNet features (frozen tail)
-    maps: Optional[np.ndarray]  # (n, 192, 7, 7) float16 trunk maps, kept only to tune the tail
+    maps: Optional[np.ndarray]  # (n, 192, s, s) float16 trunk maps, kept only to tune the tail
     ocr: np.ndarray  # (n, 384) MiniLM embedding of the OCR text (zeros when none)
     has_ocr: np.ndarray  # (n,) 1.0 when the image has OCR text
     caption: np.ndarray  # (n, 384)
@@ -36,6 +36,7 @@ class Features:
     ocr_text: list[str] = field(default_factory=list)
     captions: list[str] = field(default_factory=list)
     mention_text: list[str] = field(default_factory=list)
+    image_size: int = BASE_SIZE  # the side (px) the images were letterboxed at for ``pooled`` and ``maps``
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -57,10 +58,11 @@ class Features:
 
 
 def featurize_pairs(pairs: Sequence[FigurePair], cache: FeatureCache, *, ocr: bool = True, keep_maps: bool = False,
-                    device: str = "cpu", progress: Optional[Callable[[int, int], None]] = None,
-                    ) -> tuple[Features, list[BadItem]]:
-    """Features of the usable pairs (in input order) and one BadItem per pair whose image failed."""
-    found = image_features([p.image for p in pairs], cache, maps=True, ocr=ocr, progress=progress)
+                    image_size: int = BASE_SIZE, device: str = "cpu",
+                    progress: Optional[Callable[[int, int], None]] = None) -> tuple[Features, list[BadItem]]:
+    """Features of the usable pairs (in input order; the image feature of the figure letterboxed at
+    ``image_size`` px, the matcher's setting) and one BadItem per pair whose image failed."""
+    found = image_features([p.image for p in pairs], cache, maps=True, ocr=ocr, size=image_size, progress=progress)
     good: list[tuple[FigurePair, ImageFeatures]] = []
     bad: list[BadItem] = []
     for p, r in zip(pairs, found):
@@ -68,7 +70,7 @@ def featurize_pairs(pairs: Sequence[FigurePair], cache: FeatureCache, *, ocr: bo
             bad.append(BadItem(p.where(), str(r)))
         else:
             good.append((p, r))
-    maps = np.stack([cast(np.ndarray, r.maps) for _, r in good]) if good else np.zeros((0, 192, 7, 7), np.float16)
+    maps = np.stack([cast(np.ndarray, r.maps) for _, r in good]) if good else empty_maps(image_size)
     ocr_text = [ocr_string(r.ocr or []) for _, r in good] if ocr else ["" for _ in good]
     ocr_vec = embed_texts(ocr_text, cache, device)
     captions = [p.caption for p, _ in good]
@@ -76,5 +78,6 @@ def featurize_pairs(pairs: Sequence[FigurePair], cache: FeatureCache, *, ocr: bo
     feats = Features(ids=[p.id for p, _ in good], pooled=pooled_from_maps(maps), maps=maps if keep_maps else None,
                      ocr=ocr_vec, has_ocr=np.array([1.0 if t else 0.0 for t in ocr_text], np.float32),
                      caption=embed_texts(captions, cache, device), mentions=men_vec, has_mentions=has_men,
-                     ocr_text=ocr_text, captions=captions, mention_text=[" ".join(p.mentions) for p, _ in good])
+                     ocr_text=ocr_text, captions=captions, mention_text=[" ".join(p.mentions) for p, _ in good],
+                     image_size=image_size)
     return feats, bad

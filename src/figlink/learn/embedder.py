@@ -40,7 +40,8 @@ class DualEncoderMatcher:
         from figlink.learn.train import encode_all
 
         feats, bad = featurize_pairs(pairs, cache, ocr=ocr and self.model.config.use_ocr,
-                                     keep_maps=self.model.tail is not None, device=device)
+                                     keep_maps=self.model.tail is not None, image_size=self.model.config.image_size,
+                                     device=device)
         image, text = encode_all(self.model, feats, text_mode, device)
         return Embeddings(feats.ids, image.astype(np.float32), text.astype(np.float32), bad, feats.ocr_text)
 

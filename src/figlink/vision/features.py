@@ -94,13 +94,13 @@ def extractor() -> EfficientNetLite0:
     return _MODEL
 
 
-def preprocess(im: Image.Image) -> torch.Tensor:
-    """Letterbox on white to a square, resize to 224, ImageNet-normalize: (3, 224, 224)."""
+def preprocess(im: Image.Image, size: int = SIZE) -> torch.Tensor:
+    """Letterbox on white to a square, resize to ``size`` (224), ImageNet-normalize: (3, size, size)."""
     im = im.convert("RGB")
     side = max(im.size)
     canvas = Image.new("RGB", (side, side), (255, 255, 255))
     canvas.paste(im, ((side - im.width) // 2, (side - im.height) // 2))
-    arr: np.ndarray = np.asarray(canvas.resize((SIZE, SIZE), Image.Resampling.BILINEAR), dtype=np.float32) / 255.0
+    arr: np.ndarray = np.asarray(canvas.resize((size, size), Image.Resampling.BILINEAR), dtype=np.float32) / 255.0
     arr = (arr - np.array([0.485, 0.456, 0.406], np.float32)) / np.array([0.229, 0.224, 0.225], np.float32)
     return torch.from_numpy(arr.transpose(2, 0, 1).copy())
 
