@@ -69,8 +69,18 @@ def config_for(mode: str):
     return replace(SHIPPED_CONFIG, use_mentions=mode == "caption+mentions", image_size=IMAGE_SIZE)
 
 
+_LOADED: dict[int, tuple[Features, Features]] = {}  # image size → (OpenStax, eLife) features of this run
+
+
 def load_features(args, data: Path, image_size: Optional[int] = None) -> tuple[Features, Features]:
+    """OpenStax and eLife features at ``image_size`` px (default: the models trained here), read once per size."""
     size = image_size or IMAGE_SIZE
+    if size not in _LOADED:
+        _LOADED[size] = _read_features(args, data, size)
+    return _LOADED[size]
+
+
+def _read_features(args, data: Path, size: int) -> tuple[Features, Features]:
     cache = FeatureCache(args.cache)
     pairs, bad = read_pair_file(data / "figures" / "openstax" / "pairs.jsonl")
     t = time.perf_counter()

@@ -47,6 +47,23 @@ def sources_digest(package: Path, files: Sequence[str]) -> str:
     return h.hexdigest()
 
 
+def read_manifest(folder: Path) -> Optional[dict[str, Any]]:
+    """The manifest of the build in ``folder``; None when there is none or it cannot be read."""
+    import json
+
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def matches_sources(manifest: dict[str, Any], package: Path = PACKAGE) -> bool:
+    """Whether a build's ``manifest`` was made by this interpreter from the sources as they are now."""
+    return (manifest.get("cache_tag") == sys.implementation.cache_tag
+            and manifest.get("digest") == sources_digest(package, manifest.get("sources", [])))
+
+
 class NativeFinder:
     """A ``sys.meta_path`` finder for the modules a build compiled (``manifest["files"]``: module name → file
     in ``folder``), used only while ``manifest`` matches the sources under ``package``."""
@@ -60,10 +77,7 @@ class NativeFinder:
     def current(self) -> bool:
         """Whether the build matches this interpreter and the sources now (decided once)."""
         if self._current is None:
-            m = self.manifest
-            self._current = (os.environ.get("FIGLINK_NATIVE", "1") != "0"
-                             and m.get("cache_tag") == sys.implementation.cache_tag
-                             and m.get("digest") == sources_digest(self.package, m.get("sources", [])))
+            self._current = os.environ.get("FIGLINK_NATIVE", "1") != "0" and matches_sources(self.manifest, self.package)
         return self._current
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Optional[ModuleSpec]:
@@ -81,11 +95,8 @@ def install(folder: Path = FOLDER) -> Optional[NativeFinder]:
             return finder
     if not (folder / MANIFEST).is_file():  # no build: nothing more to import or read
         return None
-    import json
-
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    manifest = read_manifest(folder)
+    if manifest is None:
         return None
     finder = NativeFinder(folder, manifest)
     sys.meta_path.insert(0, finder)
@@ -99,4 +110,5 @@ def compiled() -> list[str]:
                                 ExtensionFileLoader))
 
 
-__all__ = ["FOLDER", "MODULES", "NativeFinder", "compiled", "install", "sources_digest"]
+__all__ = ["FOLDER", "MODULES", "NativeFinder", "compiled", "install", "matches_sources", "read_manifest",
+           "sources_digest"]

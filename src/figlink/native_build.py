@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from figlink.native import FOLDER, MANIFEST, MODULES, PACKAGE, sources_digest
+from figlink.native import FOLDER, MANIFEST, MODULES, PACKAGE, matches_sources, read_manifest, sources_digest
 
 GROUP = "figlink_native"  # the shared library of the compiled modules: figlink_native__mypyc
 
@@ -119,17 +119,15 @@ def is_current(folder: Path, want: dict[str, Any], package: Path = PACKAGE) -> b
     """Whether the build in ``folder`` was made with the settings ``want`` from the sources as they are now
     (the same files, the same bytes), and all its extension files are there: then building again would make
     the same files."""
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    manifest = read_manifest(folder)
+    if manifest is None:
         return False
     sources = manifest.get("sources")
     files = manifest.get("files")
     return (isinstance(sources, list) and isinstance(files, dict) and manifest.get("settings") == want
-            and manifest.get("cache_tag") == sys.implementation.cache_tag
             and all(m in files for m in want["modules"])  # (files also names the group's shared library)
             and sources == dependencies(tuple(want["modules"]), package)
-            and manifest.get("digest") == sources_digest(package, sources)
+            and matches_sources(manifest, package)
             and all((folder / f).is_file() for f in files.values()))
 
 
