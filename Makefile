@@ -54,7 +54,7 @@ typecheck: $(STAMP)
 # absent. About 40 minutes on a 2-core machine. The quality benchmarks take --part and --failures when run
 # by hand (the tune part's failures go to benchmarks/out/).
 BENCH_RUNS := "subcaptions" "medical" "inline_refs" "printed_letters" "alignment" "pdf --no-memory" "search --set europepmc" \
-  "parse_cli --profile" "captions" "jats --no-memory" "sentences" "vision" "exports" "engines" "matcher" "hub_update"
+  "parse_cli --profile" "captions" "jats --no-memory" "sentences" "vision" "exports" "engines" "matcher" "embed_vectors" "hub_update"
 bench: $(STAMP)
 	@for b in $(BENCH_RUNS); do set -- $$b; name=$$1; shift; echo "== bench_$$name $$*"; \
 	  $(VENV)/bin/python benchmarks/bench_$$name.py $$* || exit 1; done

@@ -20,6 +20,7 @@ from figlink.learn.evaluate import bm25_scores, chance, metrics_from_scores
 from figlink.learn.featurize import image_features
 from figlink.learn.matcher import DualEncoder, MatcherConfig
 from figlink.learn.model_dir import MANIFEST, ModelError
+from figlink.learn.pool_vectors import full_dim
 from figlink.learn.records import read_pair_file
 from figlink.learn.train import TrainSettings, encode_all, evaluate, resolve_device, train_matcher
 
@@ -238,7 +239,9 @@ def test_cli_train_then_embed_with_bad_lines(tmp_path, cache):
     ids = (out / "ids.txt").read_text().splitlines()
     assert ids == [json.loads(line)["id"] for line in lines if line.startswith("{") and "gone" not in line]
     image, text = np.load(out / "image.npy"), np.load(out / "text.npy")
-    assert image.dtype == text.dtype == np.float32 and image.shape == text.shape == (5, 384)
+    trained = load_matcher(model)
+    d = full_dim(384, trained.lexical, trained.hubness)  # --score full, the default (test_pool_vectors)
+    assert d > 384 and image.dtype == text.dtype == np.float32 and image.shape == text.shape == (5, d)
     assert np.allclose(np.linalg.norm(image, axis=1), 1, atol=1e-5)
     assert np.allclose(np.linalg.norm(text, axis=1), 1, atol=1e-5)
 
@@ -425,4 +428,5 @@ def test_bad_inputs_are_one_line_each_and_training_and_embedding_go_on(tmp_path,
     for n, w in words.items():
         assert w in reported[n], reported[n]
     assert (out / "ids.txt").read_text().splitlines() == [json.loads(x)["id"] for x in good]
-    assert np.load(out / "image.npy").shape == (len(good), 384)
+    trained = load_matcher(model)
+    assert np.load(out / "image.npy").shape == (len(good), full_dim(384, trained.lexical, trained.hubness))

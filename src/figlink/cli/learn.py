@@ -178,16 +178,24 @@ def embed(pairs_file: Path = typer.Argument(..., help="Figure-pairs JSONL file."
           cache_dir: Optional[Path] = typer.Option(None, "--cache", help="Feature cache folder."),
           no_cache: bool = typer.Option(False, "--no-cache", help="Compute every feature afresh, store nothing."),
           threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads for torch and OCR."),
+          score: str = typer.Option("full", "--score", help="full: the rows' dot products rank as the matcher's "
+                                    "whole score over this file (its lexical term and hubness correction in "
+                                    "further coordinates; rows depend on the file's other figures) | dense: "
+                                    "the towers' vectors alone, each figure's own"),
           ) -> None:
     """Embed figures and their texts: DIR/ids.txt (the embedded figures, in input order), DIR/image.npy and
-    DIR/text.npy (float32, N×d, unit rows; row i belongs to line i of ids.txt). Bad lines are reported one
-    per line and left out; exit status 1 when any was."""
+    DIR/text.npy (float32, N×d, unit rows; row i belongs to line i of ids.txt). With ``--score full`` (the
+    default) ``text @ image.T`` ranks both ways as the matcher does (:mod:`figlink.learn.pool_vectors`).
+    Bad lines are reported one per line and left out; exit status 1 when any was."""
     _require_learn_extra()
     from figlink.learn.embedder import load_matcher
+    from figlink.learn.pool_vectors import MAX_FIGURES as FULL_MAX_FIGURES, full_dim, pool_vectors
     from figlink.learn.records import read_pair_file
     from figlink.learn.train import resolve_device
 
     mode = _text_mode(text)
+    if score not in ("full", "dense"):
+        _fail(f"--score must be full or dense, not {score!r}")
     try:
         resolve_device(device)
     except ValueError as e:
@@ -198,14 +206,23 @@ def embed(pairs_file: Path = typer.Argument(..., help="Figure-pairs JSONL file."
         pairs, bad = read_pair_file(pairs_file)
     except FiglinkError as e:
         _fail(str(e))
+    if score == "full" and len(pairs) > FULL_MAX_FIGURES:
+        _fail(f"{pairs_file}: {len(pairs)} figures; --score full keeps {full_dim(matcher.dim, matcher.lexical, matcher.hubness)} "
+              f"coordinates a row in memory for at most {FULL_MAX_FIGURES} figures a file: split the file or "
+              "use --score dense")
     start = time.perf_counter()
     result = matcher.embed(pairs, mode, _cache(cache_dir, no_cache), device, ocr=ocr)  # type: ignore[arg-type]
+    image, text_rows = result.image, result.text
+    if score == "full":
+        texts = {p.id: p.text(mode) for p in pairs}  # type: ignore[arg-type]
+        image, text_rows = pool_vectors(image, text_rows, result.ocr_text, [texts[i] for i in result.ids],
+                                        matcher.lexical, matcher.hubness)
     seconds = time.perf_counter() - start
-    write_embeddings(out_dir, result.ids, result.image, result.text)
+    write_embeddings(out_dir, result.ids, image, text_rows)
     failed = bad + result.bad
     _failed_lines(failed)
     n = len(result.ids)
-    err.print(f"embedded {n} figures ({len(failed)} failed) → {out_dir} (d={result.image.shape[1]}, "
+    err.print(f"embedded {n} figures ({len(failed)} failed) → {out_dir} (d={image.shape[1]}, {score}, "
               f"{n / seconds if seconds > 0 else 0:.1f} figures/s)", highlight=False)
     raise typer.Exit(1 if failed else 0)
 

@@ -10,8 +10,9 @@ superscripts apart, which whole words miss and their character n-grams still mat
 
 so each half of every query's lexical term lies in [0, 1] and one that shares nothing with any item adds
 nothing. Text → image queries a caption against the figures' OCR texts; image → text queries a figure's
-OCR text against the captions. This is a score between a query and a pool, not a vector: ``figlink embed``
-writes only the dense vectors.
+OCR text against the captions. This is a score between a query and a pool, not a vector of one figure:
+``figlink embed`` writes it into further coordinates of rows made for the whole pool
+(:mod:`figlink.learn.pool_vectors`), or the dense vectors alone with ``--score dense``.
 """
 
 from __future__ import annotations
