@@ -123,3 +123,11 @@ def test_cli_full_is_the_default_dense_on_request_and_a_huge_file_refused(tmp_pa
     assert not (tmp_path / "big").exists()
     res = CliRunner().invoke(_app(), ["embed", str(PAIRS), "--out", str(tmp_path / "x"), "--score", "cosine"])
     assert res.exit_code == 2 and "--score must be full or dense" in res.output
+
+
+def test_terms_are_the_word_terms_porter_stems():
+    from figlink.learn.lexical import term_counts
+
+    got = term_counts(["Running dogs ran; the dog RUNS.", "", "Café 3 10"])
+    assert got[0] == {"run": 2, "dog": 2, "ran": 1, "the": 1}
+    assert got[1] == {} and got[2] == {"cafe": 1, "3": 1, "10": 1}  # diacritics removed, digits kept in documents

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -54,6 +55,21 @@ _FTS_TABLE = "CREATE VIRTUAL TABLE d USING fts5(body, tokenize='porter unicode61
 def _fill(db: sqlite3.Connection, docs: Sequence[str]) -> None:
     db.execute(_FTS_TABLE)
     db.executemany("INSERT INTO d(rowid, body) VALUES (?, ?)", [(i + 1, t) for i, t in enumerate(docs)])
+
+
+def term_counts(texts: Sequence[str]) -> list[Counter[str]]:
+    """The terms of each text as the word term's index holds them (SQLite FTS5, Porter stems, diacritics
+    removed), with their counts."""
+    db = sqlite3.connect(":memory:")
+    try:
+        _fill(db, texts)
+        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(d, 'instance')")
+        out: list[Counter[str]] = [Counter() for _ in texts]
+        for term, doc, n in db.execute("SELECT term, doc, count(*) FROM v GROUP BY doc, term"):
+            out[doc - 1][term] = n
+        return out
+    finally:
+        db.close()
 
 
 def _open(source: Path | Sequence[str]) -> sqlite3.Connection:

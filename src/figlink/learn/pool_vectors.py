@@ -7,7 +7,8 @@ towers' vectors alone carry only the cosine, and a user who ranks by the dot pro
 ``text.npy`` gets only that (benchmarks/README.md, "Embedding vectors"). Here the rest of the score is
 written into further coordinates of the same rows:
 
-- **words, both ways.** BM25 (k1 1.2, b 0.75, idf over the other side's texts) is the dot product of a
+- **words, both ways.** BM25 (k1 1.2, b 0.75, idf over the other side's texts; the terms are the word term's
+  own, Porter stems from SQLite FTS5: :func:`figlink.learn.lexical.term_counts`) is the dot product of a
   query form (each of the query's words once, divided by the query's best BM25 over the pool) and a
   document form (idf × saturated term frequency). Image → text queries a figure's OCR text against the texts;
   text → image queries a text against the OCR texts. An image row holds its OCR text's query form for the
@@ -35,30 +36,23 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections import Counter
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 from scipy import sparse
 
 from figlink.learn.char_grams import grams
 from figlink.learn.hubness import Hubness, balance, bank_rows
-from figlink.learn.lexical import LexicalWeights
+from figlink.learn.lexical import LexicalWeights, term_counts
 
 WORD_DIMS = 2048  # hashed coordinates of each word block (two blocks: one per direction)
 CHAR_DIMS = 4096  # hashed coordinates of each character n-gram block (two blocks)
 K1, B = 1.2, 0.75  # BM25 (SQLite FTS5's defaults, as the matcher's word term)
 MAX_FIGURES = 20_000  # a pool's rows at most (20,000 × 12,676 float32 coordinates: 1 GB a side)
 _ROWS = 1024  # query rows per block when a pool's best scores are taken
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-Tokens = Callable[[str], list[str]]
 
 
-def words(text: str) -> list[str]:
-    """The words of ``text`` as the matcher's word term reads them: lower-cased, lone digits dropped."""
-    return [w for w in (m.lower() for m in _WORD.findall(text)) if not w.isdigit() or len(w) > 1]
 
 
 class _Hasher:
@@ -94,7 +88,7 @@ def bm25_forms(queries: Sequence[str], docs: Sequence[str], hasher: _Hasher) -> 
                                                                                         sparse.csr_matrix]:
     """(query forms, document forms), hashed: ``q @ d.T`` is BM25 of each query against the docs, divided by
     the idf mass of the query's words (a scale per query; :func:`scaled_by_best` replaces it)."""
-    doc_tf = [Counter(words(t)) for t in docs]
+    doc_tf = term_counts(docs)
     n = len(docs)
     df: Counter[str] = Counter()
     for c in doc_tf:
@@ -102,7 +96,7 @@ def bm25_forms(queries: Sequence[str], docs: Sequence[str], hasher: _Hasher) -> 
     idf = {t: max(1e-6, math.log((n - k + 0.5) / (k + 0.5))) for t, k in df.items()}
     lengths = [sum(c.values()) for c in doc_tf]
     avg = max(1e-9, sum(lengths) / max(1, n))
-    query_words = [list(dict.fromkeys(words(text))) for text in queries]
+    query_words = [[t for t in c if not t.isdigit() or len(t) > 1] for c in term_counts(queries)]  # as a query
     asked = {t for q in query_words for t in q}
     doc_rows = [{t: idf[t] * c * (K1 + 1) / (c + K1 * (1 - B + B * length / avg)) for t, c in tf.items() if t in asked}
                 for tf, length in zip(doc_tf, lengths)]
@@ -210,5 +204,5 @@ def full_dim(dim: int, weights: LexicalWeights, hub: Hubness) -> int:
     return dim + (2 * WORD_DIMS if weights.words else 0) + (2 * CHAR_DIMS if weights.chars else 0) + 4
 
 
-__all__ = ["WORD_DIMS", "CHAR_DIMS", "MAX_FIGURES", "words", "bm25_forms", "char_forms", "scaled_by_best", "lexical_blocks",
+__all__ = ["WORD_DIMS", "CHAR_DIMS", "MAX_FIGURES", "bm25_forms", "char_forms", "scaled_by_best", "lexical_blocks",
            "pool_vectors", "full_dim"]
