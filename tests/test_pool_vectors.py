@@ -95,13 +95,15 @@ def test_a_matcher_without_lexical_term_or_correction_keeps_its_vectors(sample):
     assert np.array_equal(img, emb.image) and np.array_equal(txt, emb.text)
 
 
-def test_one_figure_and_no_ocr_text(sample):
+def test_one_figure_no_ocr_text_and_no_figure(sample):
     matcher, emb, texts = sample
     img, txt = pv.pool_vectors(emb.image[:1], emb.text[:1], [""], texts[:1], matcher.lexical, matcher.hubness)
     assert np.isfinite(img).all() and np.isfinite(txt).all()
     assert np.allclose([np.linalg.norm(img), np.linalg.norm(txt)], 1, atol=1e-5)
     img, txt = pv.pool_vectors(emb.image, emb.text, [], texts, matcher.lexical, matcher.hubness)  # --no-ocr
     assert np.isfinite(img).all() and both_ways(txt @ img.T)["pool"] == 40
+    img, txt = pv.pool_vectors(emb.image[:0], emb.text[:0], [], [], matcher.lexical, matcher.hubness)  # none left
+    assert img.shape == txt.shape == (0, pv.full_dim(matcher.dim, matcher.lexical, matcher.hubness))
 
 
 def test_cli_full_is_the_default_dense_on_request_and_a_huge_file_refused(tmp_path, feature_cache, monkeypatch):

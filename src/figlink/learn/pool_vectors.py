@@ -172,12 +172,15 @@ def pool_vectors(image: np.ndarray, text: np.ndarray, ocr_texts: Sequence[str], 
     if not weights.on and not hub.on:
         return np.asarray(image, np.float32), np.asarray(text, np.float32)
     n = len(image)
+    if n == 0:
+        empty = np.zeros((0, full_dim(np.shape(image)[1], weights, hub)), np.float32)
+        return empty, empty.copy()
     ocr_texts = list(ocr_texts) or [""] * n
-    blocks = lexical_blocks(ocr_texts, texts, weights) if n else []
+    blocks = lexical_blocks(ocr_texts, texts, weights)
     img = sparse.hstack([sparse.csr_matrix(np.asarray(image, np.float32)), *[b[0] for b in blocks]], format="csr")
     txt = sparse.hstack([sparse.csr_matrix(np.asarray(text, np.float32)), *[b[1] for b in blocks]], format="csr")
     h_img, h_txt = np.zeros(n), np.zeros(n)
-    if hub.on and n:
+    if hub.on:
         bank_t, bank_i = bank_rows(n), bank_rows(n)
         t_bank, i_bank = txt[bank_t], img[bank_i]
         h_img = balance(lambda a, b: (t_bank @ img[a:b].T).toarray(), len(bank_t), n, hub).normalizers
