@@ -188,7 +188,8 @@ def pool_vectors(image: np.ndarray, text: np.ndarray, ocr_texts: Sequence[str], 
     k = math.sqrt(max(float(np.abs(np.concatenate([h_img, h_txt])).max(initial=0.0)), 1e-6))
     d = img.shape[1] + 4  # two hubness coordinates, then the image's and the text's padding
     out_img, out_txt = np.zeros((n, d), np.float32), np.zeros((n, d), np.float32)
-    out_img[:, :-4], out_txt[:, :-4] = img.toarray(), txt.toarray()
+    for a in range(0, n, _ROWS):  # in blocks of rows: no second dense copy of the whole pool
+        out_img[a:a + _ROWS, :-4], out_txt[a:a + _ROWS, :-4] = img[a:a + _ROWS].toarray(), txt[a:a + _ROWS].toarray()
     out_img[:, -4], out_img[:, -3] = k, -h_img / k
     out_txt[:, -4], out_txt[:, -3] = -h_txt / k, k
     sq_img = np.einsum("ij,ij->i", out_img, out_img, dtype=np.float64)
@@ -197,7 +198,9 @@ def pool_vectors(image: np.ndarray, text: np.ndarray, ocr_texts: Sequence[str], 
     out_img[:, -2] = np.sqrt(np.maximum(r2 - sq_img, 0.0))
     out_txt[:, -1] = np.sqrt(np.maximum(r2 - sq_txt, 0.0))
     r = np.float32(math.sqrt(r2))
-    return out_img / r, out_txt / r
+    out_img /= r
+    out_txt /= r
+    return out_img, out_txt
 
 
 def full_dim(dim: int, weights: LexicalWeights, hub: Hubness) -> int:
