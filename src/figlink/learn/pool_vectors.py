@@ -53,8 +53,6 @@ MAX_FIGURES = 20_000  # a pool's rows at most (20,000 × 12,676 float32 coordina
 _ROWS = 1024  # query rows per block when a pool's best scores are taken
 
 
-
-
 class _Hasher:
     """Signed feature hashing of tokens into ``dims`` coordinates (blake2b, so stable across runs)."""
 
