@@ -59,6 +59,8 @@ def test_sentences_without_a_reference_give_nothing():
     assert sentences[0] == "Equipment sensitive enough to detect the 21-cm line of neutral hydrogen became available in 1951."
     assert strip_references(sentences[0]) == []
     assert strip_references("It may just warm you as you walk by.") == []  # a final preposition is not a reference
+    assert strip_references("Are there other worlds like ours?") == []  # a verb opens it, not a lost reference
+    assert strip_references("Stars such as present-day suns are stable.") == []
 
 
 def test_written_references_in_the_elife_sample():

@@ -31,7 +31,8 @@ _PAREN_EMPTY = re.compile(rf"\((?:{_SEP}|{_POINTER}(?![\w]))*\)", re.I)
 _PAREN_REFS = re.compile(rf"\s*\((?:{_SEP}|{_POINTER}(?![\w])|{REF})*{REF}(?:{_SEP}|{_POINTER}(?![\w])|{REF})*\)", re.I)
 # a dropped reference: a frame preposition right before punctuation, a reporting verb opening a clause
 _PREP_BEFORE_PUNCT = re.compile(rf"(?<![\w-])(?P<p>{_DROPPED_AFTER})[ \t\u00a0]*(?=[,.;:!?)]|$)", re.I)
-_VERB_OPENS = re.compile(rf"(?:^|(?<=[.;:!?])[ \t\u00a0]+|(?<=\bas)[ \t\u00a0]+)(?={_VERB}\b)", re.I)
+# (lower case: "Are there other worlds?" opens with a verb, but not with a lost reference)
+_VERB_OPENS = re.compile(rf"(?:^|(?<=[.;:!?])[ \t\u00a0]+|(?<=\b[Aa]s)[ \t\u00a0]+(?={_VERB}\s*,))(?={_VERB}\b)")
 # the frame of a reference (REF)
 _REFS = rf"{REF}(?:{_SEP}*(?:and|or)?{_SEP}*{REF})*"
 _LEADING_PLACE = re.compile(rf"^\s*(?:as\s+)?(?:(?:is|are)\s+)?(?:{_PARTICIPLE}\s+)?{_PREP}\s+{_REFS}\s*(?:,\s*|$)",
