@@ -14,8 +14,8 @@ import typer
 from typer.testing import CliRunner
 
 from figlink.learn.cache import FeatureCache
-from figlink.learn.captioner import (FigureInput, agreement, build_candidates, fit_captioner, mention_sentences,
-                                     retrieve)
+from figlink.learn.captioner import (FEATURES, FigureInput, agreement, build_candidates, fit_captioner,
+                                     mention_candidates, mention_sentences, retrieve)
 from figlink.learn.captioner_eval import first_mention_baseline, nearest_caption_baseline, reference
 from figlink.learn.captioner_recipe import (DEFAULT_CAPTIONER, load_captioner, prepare, save_captioner,
                                             train_on)
@@ -91,7 +91,7 @@ def test_retrieval_excludes_and_candidates_carry_mentions():
     assert none.texts == ["cells make atp."] and len(both.texts) == 4
     assert both.features[:, 0].tolist() == [0.0, 1.0, 1.0, 1.0]  # the "mention" flag
     # OCR precision: "atp" is read in the image; "the cell makes atp." has 1 of its 4 words there
-    assert both.features[1, 7] == pytest.approx(0.25)
+    assert both.features[1, FEATURES.index("ocr_precision")] == pytest.approx(0.25)
 
 
 def test_trained_scorer_picks_better_than_a_random_candidate(data, captioner):
@@ -116,7 +116,7 @@ def test_trained_scorer_picks_better_than_a_random_candidate(data, captioner):
 def test_generation_writes_candidate_sentences(data, captioner):
     gen = captioner.generate(data.figs, data.image_vecs, "mentions")
     assert len(gen) == 40 and all(gen)
-    mention_texts = {s for f in data.figs for _, _, s in mention_sentences(f.mentions)}
+    mention_texts = {c[2] for f in data.figs for c in mention_candidates(f.mentions)}
     assert all(g in mention_texts or g in captioner.pool_texts for g in gen)
     with pytest.raises(ValueError, match="unknown context"):
         fit_captioner(data.figs, data.image_vecs, data.text_vecs, ("summary",))

@@ -4,10 +4,12 @@ For a figure, the candidates are
 
 - the first sentences of the ``k`` training captions nearest to its image under the matcher (image tower
   against caption-only text vectors);
-- with ``context="mentions"``, also the sentences of the texts that cite it.
+- with ``context="mentions"``, also the sentences of the texts that cite it, each as written and, where it
+  cites a figure, its citing clauses without the reference and its frame (``figlink.text.citing_frame``:
+  "As shown in Figure 2, momentum is a vector." → "momentum is a vector.").
 
 Each candidate gets a few features: its kind, retrieval similarity and rank, its place in the citing
-text, its *consensus* with the other retrieved captions (n-gram overlap, weighted by similarity: the
+text, whether its sentence cites a figure and whether it is such a stripped clause, its *consensus* with the other retrieved captions (n-gram overlap, weighted by similarity: the
 nearest-neighbour consensus of Devlin et al. 2015, "Exploring Nearest Neighbor Approaches for Image
 Captioning"), its overlap with the words read in the image (OCR), and its length. A linear scorer (torch),
 trained listwise on the corpus's own captions, chooses the candidate expected to agree most with the
@@ -30,10 +32,11 @@ from torch import nn
 
 from figlink.learn.records import CONTEXTS
 from figlink.text.caption_sentences import split_sentences
+from figlink.text.citing_frame import strip_references
 from figlink.text.normalize import caption_tokens, first_sentence, normalize_advanced
 
-FEATURES: tuple[str, ...] = ("mention", "similarity", "rank", "mention_index", "sentence_index",
-                             "consensus_1", "consensus_2", "ocr_precision", "ocr_recall", "log_length",
+FEATURES: tuple[str, ...] = ("mention", "similarity", "rank", "mention_index", "sentence_index", "cites",
+                             "stripped", "consensus_1", "consensus_2", "ocr_precision", "ocr_recall", "log_length",
                              "log_length_sq")
 MAX_MENTIONS = 3
 MAX_SENTENCES = 6
@@ -89,26 +92,35 @@ def agreement(hyp: Sequence[str], ref: Sequence[str]) -> float:
 
 def mention_sentences(mentions: Sequence[str]) -> list[tuple[int, int, str]]:
     """(mention index, sentence index, normalized sentence) of the first citing texts."""
-    out = []
+    return [(mi, si, text) for mi, si, text, stripped, _ in mention_candidates(mentions) if not stripped]
+
+
+def mention_candidates(mentions: Sequence[str]) -> list[tuple[int, int, str, bool, bool]]:
+    """(mention index, sentence index, normalized text, stripped, cites) of the first citing texts: each
+    sentence as written (``stripped`` False), then each of its clauses that cites a figure without the
+    reference and its frame (``stripped`` True; :func:`figlink.text.citing_frame.strip_references`);
+    ``cites``: the sentence names (or held) a figure reference."""
+    out: list[tuple[int, int, str, bool, bool]] = []
     for mi, m in enumerate(list(mentions)[:MAX_MENTIONS]):
         for si, s in enumerate(split_sentences(m)[:MAX_SENTENCES]):
-            text = normalize_advanced(s)
-            if caption_tokens(text):
-                out.append((mi, si, text))
+            clauses = strip_references(s)
+            written = normalize_advanced(s)
+            texts = [(written, False)] + [(t, True) for c in clauses if (t := normalize_advanced(c)) != written]
+            out.extend((mi, si, text, stripped, bool(clauses)) for text, stripped in texts if caption_tokens(text))
     return out
 
 
 def build_candidates(fig: FigureInput, retrieved: Sequence[tuple[str, float]], context: str) -> Candidates:
     """Candidates of one figure: ``retrieved`` is [(normalized first sentence, similarity)], nearest first."""
     texts: list[str] = []
-    meta: list[tuple[float, float, float, float, float]] = []  # mention, similarity, rank, mention i, sentence i
+    meta: list[tuple[float, ...]] = []  # mention, similarity, rank, mention i, sentence i, cites, stripped
     for rank, (text, sim) in enumerate(retrieved):
         texts.append(text)
-        meta.append((0.0, sim, rank / max(1, len(retrieved)), 0.0, 0.0))
+        meta.append((0.0, sim, rank / max(1, len(retrieved)), 0.0, 0.0, 0.0, 0.0))
     if context == "mentions":
-        for mi, si, text in mention_sentences(fig.mentions):
+        for mi, si, text, stripped, cites in mention_candidates(fig.mentions):
             texts.append(text)
-            meta.append((1.0, 0.0, 0.0, float(mi), float(np.log1p(si))))
+            meta.append((1.0, 0.0, 0.0, float(mi), float(np.log1p(si)), float(cites), float(stripped)))
     toks = [caption_tokens(t) for t in texts]
     grams = [(ngrams(t, 1), ngrams(t, 2)) for t in toks]
     n_ret = len(retrieved)

@@ -75,9 +75,12 @@ def model_card(result: dict, settings: CaptionerSettings) -> str:
 `[NUM]`, equations as `[EQUATION]`, bracketed spans as `[BRACKET]`). The candidates are the first
 sentences of the {settings.k} training captions nearest to the figure's image under the default matcher
 (`figlink/learn/data/matcher`: EfficientNet-Lite0 + OCR text in MiniLM's space) and, with
-`--context mentions`, the sentences of the paragraphs that cite the figure. A linear scorer per context
-(`figlink.learn.captioner`: kind, similarity, rank, place in the citing text, n-gram consensus with the
-other retrieved captions, overlap with the OCR words, length) picks one; it was trained listwise to
+`--context mentions`, the sentences of the paragraphs that cite the figure, each as written and, where
+it cites a figure, without the reference and its frame ("As shown in Figure 2, …", "Figure 4 shows that
+…", "(see Fig. 3)"; `figlink.text.citing_frame`). A linear scorer per context
+(`figlink.learn.captioner`: kind, similarity, rank, place in the citing text, whether the sentence cites
+the figure and whether the candidate is stripped, n-gram consensus with the other retrieved captions,
+overlap with the OCR words, length) picks one; it was trained listwise to
 prefer the candidate with the highest mean 1–4-gram F1 against the figure's real first sentence.
 
 ## Data and licence
@@ -105,7 +108,7 @@ the whole caption, for captions of at most 100 tokens.
 ## Limits
 
 It writes a sentence that exists already: a training caption's first sentence, or (with mentions) a
-sentence of the citing text. It never composes a new one. With `--context none` it loses to the
+sentence of the citing text (or one of its clauses, less the figure reference). It never composes a new one. With `--context none` it loses to the
 first-mention baseline, which reads the citing text it is not given. On whole captions a long
 retrieved caption escapes BLEU's brevity penalty that one sentence pays. Textbook figures only.
 """

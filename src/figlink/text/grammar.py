@@ -14,6 +14,8 @@ references (``text/spatial``, ``align``), PDF caption detection (``ingest/pdf_ca
 - a figure keyword or qualifier ("Extended Data Fig.", "Appendix 1—figure 2"): ``QUALIFIER``,
   ``FIGURE_WORD`` and ``qualifier_prefix`` (the figure key it gives), with ``KEYWORD_INITIALS`` and
   ``KEYWORD_FORMS`` when it brings a new first letter or word (tests/test_fast_paths checks the initials).
+- a word that frames a reference in running text ("Figure 4 *shows that*", "*as shown in* Fig. 2", "(*see* …)"):
+  ``REPORTING_VERBS``, ``FRAME_PARTICIPLES``, ``FRAME_PREPOSITIONS``, ``DROPPED_REFERENCE_AFTER``, ``POINTER_WORDS``.
 
 Patterns are regex sources (strings) where readers build larger patterns from them, compiled patterns where
 readers match them as they are.
@@ -202,6 +204,27 @@ OTHER_OPENER = re.compile(r"\s*(?:supplementa(?:l|ry)\s+)?(?:table|scheme|algori
 LABEL_END = re.compile(rf"\s*(?:[.:|]|{DASH}(?!\s*figure))?\s*")
 
 
+# ------------------------------------------------------------------------------- the frame of a reference
+
+# The words around a figure reference in running text that only point at the figure: the verb of a
+# sentence whose subject is the reference ("Figure 4 shows that …", "Figure 2 is a map of …"), the
+# participle of a passive frame ("as shown in Figure 2", "is illustrated in Figure 6"), the prepositions
+# and pointers that lead to it ("in", "see", "cf."). Read by ``text/citing_frame``.
+REPORTING_VERBS: tuple[str, ...] = (
+    "shows", "show", "illustrates", "illustrate", "depicts", "depict", "presents", "present", "displays",
+    "display", "summarizes", "summarize", "compares", "compare", "lists", "list", "outlines", "outline",
+    "gives", "give", "demonstrates", "demonstrate", "represents", "represent", "plots", "plot", "provides",
+    "provide", "contains", "contain", "is", "are")
+FRAME_PARTICIPLES: tuple[str, ...] = (
+    "shown", "seen", "illustrated", "depicted", "displayed", "presented", "sketched", "drawn", "plotted",
+    "pictured", "summarized", "outlined", "indicated", "given", "listed", "diagrammed", "represented")
+FRAME_PREPOSITIONS: tuple[str, ...] = ("in", "on", "by", "from", "see", "cf.", "cf")
+# The frame words that still stand where a reference's text was lost: "as shown in .", "(see )".
+DROPPED_REFERENCE_AFTER: tuple[str, ...] = ("in", "see", "cf.", "cf")
+# Words inside a parenthesis that holds only references: "(see Figure 2 and 3)", "(cf. Fig. 4; also 5)".
+POINTER_WORDS: tuple[str, ...] = ("see", "cf.", "cf", "also", "e.g.", "e.g.,", "and", "or")
+
+
 def qualifier_prefix(qual: str | None, app: str | None) -> str:
     """The key prefix of a qualifier: Supplementary → "S", Extended Data → "ED", Appendix 1— → "A1-",
     Appendix → "A", Author response → "R", Source data → "SD"."""
@@ -244,4 +267,6 @@ __all__ = [
     "QUALIFIER", "FIGURE_WORD", "KEYWORD", "KEYWORD_INITIALS", "KEYWORD_FORMS", "QUALIFIER_BEFORE", "KEYWORD_BEFORE",
     "FIGURE_NUMBER", "SUPPLEMENT", "ITEM_SEPARATOR", "LETTER_ATTACHED", "LETTER_SPACED", "NEXT_LETTER",
     "PANEL_LETTER", "MORE_LETTERS", "CAPTION_OPENER", "OTHER_OPENER", "LABEL_END", "qualifier_prefix", "make_key",
+    "REPORTING_VERBS", "FRAME_PARTICIPLES", "FRAME_PREPOSITIONS", "DROPPED_REFERENCE_AFTER",
+    "POINTER_WORDS",
 ]
