@@ -74,8 +74,9 @@ the cosine of their character 3-5-grams within words, scaled the same way (`figl
 the words OCR split or misread; then each item's
 hubness normalizer is taken off (`figlink.learn.hubness`: the item scored by a bank of queries of the
 other modality, the pool here, the corpus's figures in `figlink search --image`, balanced by
-`hub_iterations` Sinkhorn iterations at temperature `hub_temperature`). `figlink embed` writes the vectors
-only; the lexical term and the normalizers are scores between queries and a pool. Settings:
+`hub_iterations` Sinkhorn iterations at temperature `hub_temperature`). `figlink embed` writes rows whose
+dot products give this score over the file (`--score full`, `figlink.learn.pool_vectors`), or the towers'
+vectors alone (`--score dense`). Settings:
 `{config.to_dict()}`; training `{settings}`.{rescored}
 
 ## Data and licence
