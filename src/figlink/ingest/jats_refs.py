@@ -13,7 +13,7 @@ from lxml import etree
 from figlink.ingest.jats_xml import MATHML, element_text
 from figlink.model import Figure, InlineRef
 from figlink.text import grammar as g
-from figlink.text.mentions import figure_key, find_mentions, parse_mention
+from figlink.text.mentions import Mention, figure_key, find_mentions, parse_mention
 from figlink.text.sentences import SentenceFinder
 
 _WS = re.compile(r"\s+")
@@ -324,6 +324,20 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
     return (start, end), {fid: list(dict.fromkeys(p)) for fid, p in result.items()}
 
 
+def _clear_of_xrefs(text: str, plain: list[Mention], xrefs: list[_Xref]) -> list[Mention]:
+    """The plain-text mentions that no xref overlaps; one that runs on past its xrefs
+    ("<xref>Figure 2</xref> and Figure 3B") is read again from where they end."""
+    out: list[Mention] = []
+    for m in plain:
+        cut = max((x.end for x in xrefs if m.start < x.end and x.start < m.end), default=None)
+        if cut is None:
+            out.append(m)
+        elif cut < m.end:
+            again = [Mention(cut + r.start, cut + r.end, r.text, r.citations) for r in find_mentions(text[cut:m.end])]
+            out.extend(_clear_of_xrefs(text, again, xrefs))
+    return out
+
+
 def _starts_with_keyword(text: str) -> bool:
     """Whether an xref's text opens with its figure keyword ("Fig. 2", "(Supplementary Figure S1")."""
     lead = _NON_WORD.match(text)  # matches every string (it may be empty)
@@ -401,7 +415,7 @@ def add_inline_refs(root: etree._Element, figures: list[Figure], warnings: list[
             continue
         plain = find_mentions(text) if _may_hold_plain_mentions(text, xrefs) else []
         if xrefs:
-            plain = [m for m in plain if not any(m.start < x.end and x.start < m.end for x in xrefs)]
+            plain = _clear_of_xrefs(text, plain, xrefs)
         plain = [m for m in plain if any(c.key in key_to_id for c in m.citations)]
         if not xrefs and not plain:
             continue
