@@ -82,6 +82,17 @@ def test_gold_pairs_from_markup(tmp_path):
     assert matches(anchor, padded("Lesions formed (Figures 2A–D)."))
 
 
+def test_gold_range_over_two_xrefs_with_to(tmp_path):
+    # "(Figs. <xref>3b</xref> to <xref>3i</xref>)" (Europe PMC): panels b to i
+    xml = ("<article><body><sec><p>It was detected in roots and stem bases (Figs. <xref ref-type='fig' rid='f3'>3b"
+           "</xref> to <xref ref-type='fig' rid='f3'>3i</xref>).</p></sec></body><floats-group><fig id='f3'>"
+           "<label>Figure 3</label></fig></floats-group></article>")
+    path = tmp_path / "a.xml"
+    path.write_text(xml)
+    pairs, _ = gold_refs(path)
+    assert [sorted(p.panels) for p in pairs] == [list("bcdefghi")]
+
+
 def test_gold_pairs_on_a_sample_article():
     pairs, _ = gold_refs(SAMPLES / "jats" / "journal.pone.0005723.xml")
     fig4 = [p for p in pairs if p.figure_id == "pone-0005723-g004" and p.sentence.startswith("Next in sequence")]

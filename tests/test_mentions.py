@@ -47,6 +47,8 @@ from figlink.text.mentions import figure_key, find_mentions, parse_mention
     ("Figs 2B and S1", [C("2", ("b",)), C("S1")]),        # "S1" is a figure, not sub-panel s1
     ("Figure 1A and B6 mice", [C("1", ("a",))]),          # a mouse strain, not panel b
     ("Figure 2 and Figure 3B", [C("2"), C("3", ("b",))]),
+    ("Figure 3(S1)", [C("3")]),                            # a bracketed "S1" is no sub-panel
+    ("Figure 4A2,B1) [86]", [C("4", ("a", "b"))]),
 ])
 def test_parse_mention(text, expected):
     assert parse_mention(text) == expected

@@ -14,7 +14,8 @@ one-letter initial; a sentence may open in lower case, as "cDNA …" or "miR156f
   "<xref>3a</xref>, b)" → a b, "Fig. <xref>7</xref>b, c were" → b c (a continuation letter of the same
   case, closed by a bracket or comma, or later in the alphabet than the letter before it);
 - a second xref that says only a letter: "(Figure 1A, <xref>B</xref>)" → b;
-- a range spread over two xrefs of one figure: "<xref>6A</xref>–<xref>C</xref>" → a b c.
+- a range spread over two xrefs of one figure: "<xref>6A</xref>–<xref>C</xref>" → a b c,
+  "<xref>3b</xref> to <xref>3e</xref>" → b c d e.
 
 Items of one (sentence, figure) pair are merged (one inline reference per sentence and figure, its
 panels the union). :func:`matches` tells whether a predicted citing sentence holds a gold xref: the xref's
@@ -253,8 +254,8 @@ def gold_refs(path: Path) -> tuple[list[GoldRef], int]:
             more, _ = tail_letters(tail, last)
             if len(rids) == 1:
                 letters[rids[0]] += more
-                # a range over two xrefs of one figure: "6A</xref>–<xref>C"
-                if k + 1 < len(xrefs) and re.fullmatch(r"\s*[–—−‐‑-]\s*", tail) and last is not None:
+                # a range over two xrefs of one figure: "6A</xref>–<xref>C", "3b</xref> to <xref>3i"
+                if k + 1 < len(xrefs) and re.fullmatch(r"\s*(?:[–—−‐‑-]|to)\s*", tail) and last is not None:
                     nx = xrefs[k + 1]
                     if (nx[2].get("rid") or "").split() == rids:
                         nl, _ = xref_letters(text[nx[0]:nx[1]], rids, numbers)

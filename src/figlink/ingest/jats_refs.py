@@ -29,8 +29,8 @@ _NOT_CONTEXT = frozenset({"fig", "fig-group", "ref-list", "journal-meta", "contr
 _NOT_PROSE = frozenset({"table", "thead", "tbody", "tfoot"})
 # Between two xrefs of one citation: "Figs <xref>2</xref>, <xref>3</xref>", "<xref>1</xref>–<xref>4</xref>".
 _JOINER = re.compile(rf"^[\s,;&{g.DASH_CHARS}]*(?:and|or|to)?[\s,;&{g.DASH_CHARS}]*$")
-# Panel letters after an xref: "Fig 2</xref>A", "<xref>Fig 2A</xref>, B".
-_ATTACHED_LETTERS = re.compile(rf"{g.PANEL_LETTER}(?:{g.MORE_LETTERS})?")
+# Panel letters after an xref: "Fig 2</xref>A", "Figure 4</xref>A2,B1", "<xref>Fig 2A</xref>, B".
+_ATTACHED_LETTERS = re.compile(rf"{g.SUB_PANEL_LETTERS}|{g.PANEL_LETTER}(?:{g.MORE_LETTERS})?")
 TRAILING_LETTERS = re.compile(g.MORE_LETTERS)
 _NON_WORD = re.compile(r"\W*")
 
@@ -325,16 +325,19 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
 
 
 def _clear_of_xrefs(text: str, plain: list[Mention], xrefs: list[_Xref]) -> list[Mention]:
-    """The plain-text mentions that no xref overlaps; one that runs on past its xrefs
-    ("<xref>Figure 2</xref> and Figure 3B") is read again from where they end."""
+    """The plain-text mentions that no xref overlaps; one that runs on before or past its xrefs
+    ("Figure 5G–K and <xref>Figure 6</xref>E–H", "<xref>Figure 2</xref> and Figure 3B") is read again
+    in the text before and after them."""
     out: list[Mention] = []
     for m in plain:
-        cut = max((x.end for x in xrefs if m.start < x.end and x.start < m.end), default=None)
-        if cut is None:
+        over = [x for x in xrefs if m.start < x.end and x.start < m.end]
+        if not over:
             out.append(m)
-        elif cut < m.end:
-            again = [Mention(cut + r.start, cut + r.end, r.text, r.citations) for r in find_mentions(text[cut:m.end])]
-            out.extend(_clear_of_xrefs(text, again, xrefs))
+            continue
+        for a, b in ((m.start, min(x.start for x in over)), (max(x.end for x in over), m.end)):
+            if a < b:
+                again = [Mention(a + r.start, a + r.end, r.text, r.citations) for r in find_mentions(text[a:b])]
+                out.extend(_clear_of_xrefs(text, again, xrefs))
     return out
 
 

@@ -184,18 +184,23 @@ FIGURE_NUMBER = re.compile(r"(?P<pre>[SA]?)(?P<n>\d{1,3})(?![\d])(?!\.\d)")
 SUPPLEMENT = re.compile(rf"\s*{DASH}?\s*figure\s+supplements?\s*", re.I)
 # Between figure numbers of one mention: "Figs 2 and 3", "Figures 1–3", "Figs. 2, Fig. 4".
 ITEM_SEPARATOR = re.compile(rf"\s*(?P<sep>{DASH}|,|;|&|and\b|or\b|to\b)\s*(?:fig(?:ure)?s?\.?\s*)?", re.I)
-# Panel letters after a figure number: glued ("1A", "1(a)", "1a–c"), or spaced and capital ("1 A").
 # A sub-panel number glued to a letter ("5A2", "6B1,B2": panel a, b), where a list or the sentence goes on
 # after it ("Figure 1A and B6 mice" names no sub-panel).
-SUB_PANEL = rf"(?:\d(?=\s*(?:[,;)\]{DASH_CHARS}]|\.(?!\d)|(?:and|or)\b|$)))?"
-LETTER_ATTACHED = re.compile(rf"\(?([A-Za-z]){SUB_PANEL}\)?(?![A-Za-z0-9])|([A-Za-z])(?=[{DASH_CHARS},&])")
+_SUB_DIGIT = rf"\d(?=\s*(?:[,;)\]{DASH_CHARS}]|\.(?!\d)|(?:and|or)\b|$))"
+SUB_PANEL = rf"(?:{_SUB_DIGIT})?"
+# Panel letters after a figure number: glued ("1A", "1(a)", "1a–c", "5A2"), or spaced and capital ("1 A").
+LETTER_ATTACHED = re.compile(rf"\(?([A-Za-z])\)?(?![A-Za-z0-9])"
+                             rf"|([A-Za-z])(?:(?=[{DASH_CHARS},&])|{SUB_PANEL}(?![A-Za-z0-9]))")
 LETTER_SPACED = re.compile(r"[ \u00a0]\(?([A-Z])\)?(?![A-Za-z0-9])|[ \u00a0]\(([a-z])\)")
 # More letters: ", B", "–C", " and D", " to F" (the separator in group "sep", the letter in group "l").
 _LETTER_SEPARATORS = rf"{DASH}|,?\s*(?:&|and\b)|,|to\b"  # ", and" too: "3b, c, and d"
 NEXT_LETTER = re.compile(rf"\s*(?P<sep>{_LETTER_SEPARATORS})\s*\(?(?P<l>[A-Za-z]){SUB_PANEL}\)?(?![A-Za-z0-9])")
 # The same, as a regex source without groups: one letter, and a list of them ("A", "A, B", "a–c").
-PANEL_LETTER = rf"\(?[A-Za-z]{SUB_PANEL}\)?(?![A-Za-z0-9])"
+PANEL_LETTER = r"\(?[A-Za-z]\)?(?![A-Za-z0-9])"
 MORE_LETTERS = rf"(?:\s*(?:{_LETTER_SEPARATORS})\s*{PANEL_LETTER})+"
+# A list that opens with a sub-panel ("A2,B1", "C1,C2,D1,D2"): its letters may carry sub-panels too.
+SUB_PANEL_LETTERS = (rf"[A-Za-z]{_SUB_DIGIT}(?![A-Za-z0-9])"
+                     rf"(?:\s*(?:{_LETTER_SEPARATORS})\s*[A-Za-z]{SUB_PANEL}(?![A-Za-z0-9]))*")
 # A line that opens with a figure label: a keyword and a number ("Figure 3.", "Supp. Fig. S2", "Appendix
 # 1—figure 2", "Author response image 1").
 CAPTION_OPENER = re.compile(rf"\s*{KEYWORD.pattern}\s*[SA]?\d", re.I | re.X)
@@ -269,7 +274,8 @@ __all__ = [
     "label_core", "LONE_LABEL", "PAREN_GLYPH", "LabelForm", "LabelRole",
     "QUALIFIER", "FIGURE_WORD", "KEYWORD", "KEYWORD_INITIALS", "KEYWORD_FORMS", "QUALIFIER_BEFORE", "KEYWORD_BEFORE",
     "FIGURE_NUMBER", "SUPPLEMENT", "ITEM_SEPARATOR", "SUB_PANEL", "LETTER_ATTACHED", "LETTER_SPACED", "NEXT_LETTER",
-    "PANEL_LETTER", "MORE_LETTERS", "CAPTION_OPENER", "OTHER_OPENER", "LABEL_END", "qualifier_prefix", "make_key",
+    "PANEL_LETTER", "MORE_LETTERS", "SUB_PANEL_LETTERS", "CAPTION_OPENER", "OTHER_OPENER", "LABEL_END",
+    "qualifier_prefix", "make_key",
     "REPORTING_VERBS", "FRAME_PARTICIPLES", "FRAME_PREPOSITIONS", "DROPPED_REFERENCE_AFTER",
     "POINTER_WORDS",
 ]
