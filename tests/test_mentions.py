@@ -47,6 +47,11 @@ from figlink.text.mentions import figure_key, find_mentions, parse_mention
     ("Figs 2B and S1", [C("2", ("b",)), C("S1")]),        # "S1" is a figure, not sub-panel s1
     ("Figure 1A and B6 mice", [C("1", ("a",))]),          # a mouse strain, not panel b
     ("Figure 2 and Figure 3B", [C("2"), C("3", ("b",))]),
+    ("Figure 1, C and E", [C("1", ("c", "e"))]),           # Science style
+    ("Fig. 5, b", [C("5", ("b",))]),
+    ("Figure 1, C-reactive protein", [C("1")]),
+    ("Figure 2, G,B", [C("2")]),                           # genomes G and B of an idiogram, not in order
+    ("Fig EV4B", [C("EV4", ("b",))]),                      # EMBO Expanded View
     ("Figure 3(S1)", [C("3")]),                            # a bracketed "S1" is no sub-panel
     ("Figure 4A2,B1) [86]", [C("4", ("a", "b"))]),
 ])

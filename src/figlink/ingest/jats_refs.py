@@ -29,8 +29,9 @@ _NOT_CONTEXT = frozenset({"fig", "fig-group", "ref-list", "journal-meta", "contr
 _NOT_PROSE = frozenset({"table", "thead", "tbody", "tfoot"})
 # Between two xrefs of one citation: "Figs <xref>2</xref>, <xref>3</xref>", "<xref>1</xref>–<xref>4</xref>".
 _JOINER = re.compile(rf"^[\s,;&{g.DASH_CHARS}]*(?:and|or|to)?[\s,;&{g.DASH_CHARS}]*$")
-# Panel letters after an xref: "Fig 2</xref>A", "Figure 4</xref>A2,B1", "<xref>Fig 2A</xref>, B".
-_ATTACHED_LETTERS = re.compile(rf"{g.SUB_PANEL_LETTERS}|{g.PANEL_LETTER}(?:{g.MORE_LETTERS})?")
+# Panel letters after an xref: "Fig 2</xref>A", "Figure 4</xref>A2,B1", "Figure 1</xref>, C and E)",
+# "<xref>Fig 2A</xref>, B".
+_ATTACHED_LETTERS = re.compile(rf"{g.SUB_PANEL_LETTERS}|{g.PANEL_LETTER}(?:{g.MORE_LETTERS})?|{g.COMMA_LETTERS}")
 TRAILING_LETTERS = re.compile(g.MORE_LETTERS)
 _NON_WORD = re.compile(r"\W*")
 

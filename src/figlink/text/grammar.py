@@ -178,8 +178,8 @@ KEYWORD_FORMS: tuple[str, ...] = ("Fig", "fig", "FIG", "Image", "image", "IMAGE"
 QUALIFIER_BEFORE = re.compile(rf"{QUALIFIER}$", re.I | re.X)
 # A whole keyword that ends a text (before a JATS xref that holds only the number).
 KEYWORD_BEFORE = re.compile(rf"{KEYWORD.pattern}\s*$", re.I | re.X)
-# A figure number: "3", "S3", "A1"; not "3.5".
-FIGURE_NUMBER = re.compile(r"(?P<pre>[SA]?)(?P<n>\d{1,3})(?![\d])(?!\.\d)")
+# A figure number: "3", "S3", "A1", "EV4" (EMBO Expanded View); not "3.5".
+FIGURE_NUMBER = re.compile(r"(?P<pre>EV|[SA]|)(?P<n>\d{1,3})(?![\d])(?!\.\d)")
 # "—figure supplement 2" after a figure number (eLife).
 SUPPLEMENT = re.compile(rf"\s*{DASH}?\s*figure\s+supplements?\s*", re.I)
 # Between figure numbers of one mention: "Figs 2 and 3", "Figures 1–3", "Figs. 2, Fig. 4".
@@ -198,6 +198,11 @@ NEXT_LETTER = re.compile(rf"\s*(?P<sep>{_LETTER_SEPARATORS})\s*\(?(?P<l>[A-Za-z]
 # The same, as a regex source without groups: one letter, and a list of them ("A", "A, B", "a–c").
 PANEL_LETTER = r"\(?[A-Za-z]\)?(?![A-Za-z0-9])"
 MORE_LETTERS = rf"(?:\s*(?:{_LETTER_SEPARATORS})\s*{PANEL_LETTER})+"
+# Letters after a comma that close the reference ("Figure 1, C and E)", "Fig. 5, b)"; not "Figure 1,
+# C-reactive protein"): the list as a regex source, and its first letter in group 1.
+_CLOSED_AFTER_COMMA = rf"(?=,[ \u00a0]*{PANEL_LETTER}(?:{MORE_LETTERS})?\s*(?:[)\];]|$))"
+COMMA_LETTERS = rf"{_CLOSED_AFTER_COMMA},[ \u00a0]*{PANEL_LETTER}(?:{MORE_LETTERS})?"
+LETTER_AFTER_COMMA = re.compile(rf"{_CLOSED_AFTER_COMMA},[ \u00a0]*\(?([A-Za-z])\)?")
 # A list that opens with a sub-panel ("A2,B1", "C1,C2,D1,D2"): its letters may carry sub-panels too.
 SUB_PANEL_LETTERS = (rf"[A-Za-z]{_SUB_DIGIT}(?![A-Za-z0-9])"
                      rf"(?:\s*(?:{_LETTER_SEPARATORS})\s*[A-Za-z]{SUB_PANEL}(?![A-Za-z0-9]))*")
@@ -274,7 +279,7 @@ __all__ = [
     "label_core", "LONE_LABEL", "PAREN_GLYPH", "LabelForm", "LabelRole",
     "QUALIFIER", "FIGURE_WORD", "KEYWORD", "KEYWORD_INITIALS", "KEYWORD_FORMS", "QUALIFIER_BEFORE", "KEYWORD_BEFORE",
     "FIGURE_NUMBER", "SUPPLEMENT", "ITEM_SEPARATOR", "SUB_PANEL", "LETTER_ATTACHED", "LETTER_SPACED", "NEXT_LETTER",
-    "PANEL_LETTER", "MORE_LETTERS", "SUB_PANEL_LETTERS", "CAPTION_OPENER", "OTHER_OPENER", "LABEL_END",
+    "PANEL_LETTER", "MORE_LETTERS", "COMMA_LETTERS", "LETTER_AFTER_COMMA", "SUB_PANEL_LETTERS", "CAPTION_OPENER", "OTHER_OPENER", "LABEL_END",
     "qualifier_prefix", "make_key",
     "REPORTING_VERBS", "FRAME_PARTICIPLES", "FRAME_PREPOSITIONS", "DROPPED_REFERENCE_AFTER",
     "POINTER_WORDS",

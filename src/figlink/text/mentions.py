@@ -44,10 +44,11 @@ class Mention:
 
 
 def _read_panels(text: str, i: int) -> tuple[list[str], int]:
-    """Panel letters right after a figure number: "1A", "1(a)", "1a–c", "1A,B", "1 A", "1A and C"."""
-    m = g.LETTER_ATTACHED.match(text, i)
-    if m is None:
-        m = g.LETTER_SPACED.match(text, i)
+    """Panel letters right after a figure number: "1A", "1(a)", "1a–c", "1A,B", "1 A", "1A and C", "1, C)"."""
+    m = g.LETTER_ATTACHED.match(text, i) or g.LETTER_SPACED.match(text, i)
+    after_comma = m is None
+    if after_comma:
+        m = g.LETTER_AFTER_COMMA.match(text, i)
     if m is None:
         return [], i
     first = m.group(1) or m.group(2)
@@ -70,6 +71,8 @@ def _read_panels(text: str, i: int) -> tuple[list[str], int]:
         else:
             letters.append(letter.lower())
         i = s.end()
+    if after_comma and letters != sorted(set(letters)):
+        return [], i  # "Figure 2, G,B" names parts of the figure, not panels in order
     seen: dict[str, None] = {}
     for letter in letters:
         seen.setdefault(letter, None)
