@@ -53,6 +53,8 @@ def test_letters_after_an_xref():
     assert tail_letters(" shows", None)[0] == []
     assert tail_letters("a, which was corrected", None)[0] == ["a"]
     assert tail_letters("(c, d and e), there were", None)[0] == ["c", "d", "e"]  # Fig. <xref>4</xref>(c, d and e)
+    assert tail_letters(", c, and d).", "b")[0] == ["c", "d"]        # Fig. <xref>3b</xref>, c, and d)
+    assert tail_letters(", and a rise", "b")[0] == []
     assert tail_letters("(a new assay)", None)[0] == []
     assert tail_letters("A2,B1) [86].", None)[0] == ["a", "b"]    # sub-panels A2 and B1
     assert tail_letters("B6 mice were", None)[0] == []

@@ -48,7 +48,7 @@ _SEP_WORDS = {"and", "or", "&", ","}
 _RANGE = {"–", "—", "−", "‐", "‑", "-", "to"}
 _SUB = r"(?:\d(?=[,;)\]–—−‐‑-]|\s*$))?"  # a sub-panel number: "</xref>A2,B1)" → a b
 _TAIL_FIRST = re.compile(rf"(\(?)([A-Za-z]){_SUB}(?![A-Za-z])")
-_TAIL_MORE = re.compile(rf"\s*(,|and|&|[–—−‐‑-]|to)\s*([A-Za-z]){_SUB}(?![A-Za-z])")
+_TAIL_MORE = re.compile(rf"\s*(,?\s*and|,?\s*&|,|[–—−‐‑-]|to)\s*([A-Za-z]){_SUB}(?![A-Za-z])")
 _TAIL_CLOSED = re.compile(r"\s*[)\];,.]|\s*[–—−‐‑-]|\s+and\s|\s*$")
 
 
