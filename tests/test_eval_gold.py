@@ -36,6 +36,12 @@ def test_letters_inside_an_xref():
     assert xref_letters("3a and 3b", ["f4"], nums)[0] == {"f4": ["a", "b"]}
     assert xref_letters("Figures 1A and 2B", ["f1", "f2"], nums)[0] == {"f1": ["a"], "f2": ["b"]}
     assert xref_letters("Figure 2", ["f2"], nums)[0] == {"f2": []}
+    # letters in brackets, ranges that repeat the number, sub-panels (Europe PMC xref texts)
+    assert xref_letters("Figure 2(c)", ["f2"], nums)[0] == {"f2": ["c"]}
+    assert xref_letters("Fig. 1(b–d)", ["f1"], nums)[0] == {"f1": ["b", "c", "d"]}
+    assert xref_letters("Fig 1C–1E", ["f1"], nums)[0] == {"f1": ["c", "d", "e"]}
+    assert xref_letters("Figs. 4b to 4d", ["f4"], nums)[0] == {"f4": ["b", "c", "d"]}
+    assert xref_letters("Figure 2 (left)", ["f2"], nums)[0] == {"f2": []}
 
 
 def test_letters_after_an_xref():
@@ -46,6 +52,13 @@ def test_letters_after_an_xref():
     assert tail_letters(", a marked rise", "a")[0] == []             # prose, not a letter
     assert tail_letters(" shows", None)[0] == []
     assert tail_letters("a, which was corrected", None)[0] == ["a"]
+    assert tail_letters("(c, d and e), there were", None)[0] == ["c", "d", "e"]  # Fig. <xref>4</xref>(c, d and e)
+    assert tail_letters(", c, and d).", "b")[0] == ["c", "d"]        # Fig. <xref>3b</xref>, c, and d)
+    assert tail_letters(", and a rise", "b")[0] == []
+    assert tail_letters("(a new assay)", None)[0] == []
+    assert tail_letters("A2,B1) [86].", None)[0] == ["a", "b"]    # sub-panels A2 and B1
+    assert tail_letters("B6 mice were", None)[0] == []
+    assert tail_letters("a‐f).", None)[0] == ["a", "b", "c", "d", "e", "f"]  # a hyphen (U+2010) range
 
 
 def test_sentences_may_open_in_lower_case_and_skip_abbreviations():
@@ -69,6 +82,17 @@ def test_gold_pairs_from_markup(tmp_path):
     assert n == 6  # 2 + 2 xrefs of one figure each, and one xref citing two figures
     anchor = next(p for p in pairs if p.figure_id == "f2" and "Lesions" in p.sentence).anchors[0]
     assert matches(anchor, padded("Lesions formed (Figures 2A–D)."))
+
+
+def test_gold_range_over_two_xrefs_with_to(tmp_path):
+    # "(Figs. <xref>3b</xref> to <xref>3i</xref>)" (Europe PMC): panels b to i
+    xml = ("<article><body><sec><p>It was detected in roots and stem bases (Figs. <xref ref-type='fig' rid='f3'>3b"
+           "</xref> to <xref ref-type='fig' rid='f3'>3i</xref>).</p></sec></body><floats-group><fig id='f3'>"
+           "<label>Figure 3</label></fig></floats-group></article>")
+    path = tmp_path / "a.xml"
+    path.write_text(xml)
+    pairs, _ = gold_refs(path)
+    assert [sorted(p.panels) for p in pairs] == [list("bcdefghi")]
 
 
 def test_gold_pairs_on_a_sample_article():

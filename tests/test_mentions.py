@@ -36,6 +36,24 @@ from figlink.text.mentions import figure_key, find_mentions, parse_mention
     # words after a number are not panels
     ("Figure 1 and", [C("1")]),
     ("Figure 2 a", [C("2")]),
+    # Europe PMC sentences (issue 15 #5): ranges that repeat the number, ", and", sub-panels, a keyword
+    # repeated after "and"
+    ("Figs. 5A–5C", [C("5", ("a",)), C("5", ("b", "c"))]),
+    ("Figs. 5A–5D, 5F and 5H–5L", [C("5", ("a",)), C("5", ("b", "c", "d")), C("5", ("f",)), C("5", ("h",)),
+                                   C("5", ("i", "j", "k", "l"))]),
+    ("Fig. 3b, c, and d", [C("3", ("b", "c", "d"))]),
+    ("Fig 5A2 and 5B2", [C("5", ("a",)), C("5", ("b",))]),
+    ("Figures 5C1,C2,D1,D2", [C("5", ("c", "d"))]),
+    ("Figs 2B and S1", [C("2", ("b",)), C("S1")]),        # "S1" is a figure, not sub-panel s1
+    ("Figure 1A and B6 mice", [C("1", ("a",))]),          # a mouse strain, not panel b
+    ("Figure 2 and Figure 3B", [C("2"), C("3", ("b",))]),
+    ("Figure 1, C and E", [C("1", ("c", "e"))]),           # Science style
+    ("Fig. 5, b", [C("5", ("b",))]),
+    ("Figure 1, C-reactive protein", [C("1")]),
+    ("Figure 2, G,B", [C("2")]),                           # genomes G and B of an idiogram, not in order
+    ("Fig EV4B", [C("EV4", ("b",))]),                      # EMBO Expanded View
+    ("Figure 3(S1)", [C("3")]),                            # a bracketed "S1" is no sub-panel
+    ("Figure 4A2,B1) [86]", [C("4", ("a", "b"))]),
 ])
 def test_parse_mention(text, expected):
     assert parse_mention(text) == expected

@@ -7,13 +7,15 @@ Every ``<xref ref-type="fig">`` of the article ``<body>`` (outside figure and ta
 one-letter initial; a sentence may open in lower case, as "cDNA …" or "miR156f …" do) and the panel letters the markup writes for that figure:
 
 - inside the xref text after the figure number: "Fig 4B" → b, "4e,f" → e f, "3a and 3b" → a b,
-  "1A–C" → a b c, "Figures 1A and 2B" with ``rid="f1 f2"`` → f1: a, f2: b (numbers matched to the
+  "1A–C" and "1A–1C" → a b c, "Figures 1A and 2B" with ``rid="f1 f2"`` → f1: a, f2: b (numbers matched to the
   figures' labels);
-- right after the xref: "<xref>Figure 1</xref>A,B)" → a b, "<xref>3</xref>a" → a,
+- inside the xref text in brackets: "Figure 2(c)" → c, "Fig. 1(b–d)" → b c d;
+- right after the xref: "<xref>Figure 1</xref>A,B)" → a b, "<xref>3</xref>a" → a, "<xref>4</xref>(c, d)" → c d, "<xref>4</xref>A2,B1)" → a b (sub-panels),
   "<xref>3a</xref>, b)" → a b, "Fig. <xref>7</xref>b, c were" → b c (a continuation letter of the same
   case, closed by a bracket or comma, or later in the alphabet than the letter before it);
 - a second xref that says only a letter: "(Figure 1A, <xref>B</xref>)" → b;
-- a range spread over two xrefs of one figure: "<xref>6A</xref>–<xref>C</xref>" → a b c.
+- a range spread over two xrefs of one figure: "<xref>6A</xref>–<xref>C</xref>" → a b c,
+  "<xref>3b</xref> to <xref>3e</xref>" → b c d e.
 
 Items of one (sentence, figure) pair are merged (one inline reference per sentence and figure, its
 panels the union). :func:`matches` tells whether a predicted citing sentence holds a gold xref: the xref's
@@ -41,12 +43,13 @@ _BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+(?=\S)")
 _TOKEN = re.compile(r"\w+")
 _KEYWORD = re.compile(r"(?i)^\s*(?:(?:supplementa(?:ry|l)|suppl\.?|additional|extended\s+data)\s+)?"
                       r"(?:fig(?:ure)?s?\.?|figures?)\s*")
-_ITEM = re.compile(r"[Ss]?\d+|[A-Za-z]+|[–—−-]|&|,|;|\S")
+_ITEM = re.compile(r"[Ss]?\d+|[A-Za-z]+|[–—−‐‑-]|&|,|;|\S")
 _SEP_WORDS = {"and", "or", "&", ","}
-_RANGE = {"–", "—", "−", "-", "to"}
-_TAIL_FIRST = re.compile(r"([A-Za-z])(?![A-Za-z])")
-_TAIL_MORE = re.compile(r"\s*(,|and|&|[–—−-]|to)\s*([A-Za-z])(?![A-Za-z])")
-_TAIL_CLOSED = re.compile(r"\s*[)\];,.]|\s*[–—−-]|\s+and\s|\s*$")
+_RANGE = {"–", "—", "−", "‐", "‑", "-", "to"}
+_SUB = r"(?:\d(?=[,;)\]–—−‐‑-]|\s*$))?"  # a sub-panel number: "</xref>A2,B1)" → a b
+_TAIL_FIRST = re.compile(rf"(\(?)([A-Za-z]){_SUB}(?![A-Za-z])")
+_TAIL_MORE = re.compile(rf"\s*(,?\s*and|,?\s*&|,|[–—−‐‑-]|to)\s*([A-Za-z]){_SUB}(?![A-Za-z])")
+_TAIL_CLOSED = re.compile(r"\s*[)\];,.]|\s*[–—−‐‑-]|\s+and\s|\s*$")
 
 
 @dataclass
@@ -139,9 +142,10 @@ def xref_letters(text: str, rids: list[str], numbers: dict[str, str]) -> tuple[d
     for tok in _ITEM.findall(rest):
         if re.fullmatch(r"[Ss]?\d+", tok):
             num = tok.upper().lstrip("S")
-            current = rids[0] if len(rids) == 1 else by_num.get(num)
-            pending_range = False
-            last = None
+            before, current = current, rids[0] if len(rids) == 1 else by_num.get(num)
+            if not (pending_range and current == before):  # "1C–1E": a range that repeats the number
+                pending_range = False
+                last = None
         elif len(tok) == 1 and tok.isalpha():
             if current is None:
                 continue
@@ -154,6 +158,8 @@ def xref_letters(text: str, rids: list[str], numbers: dict[str, str]) -> tuple[d
             pending_range = True
         elif tok.lower() in _SEP_WORDS or tok in (";",):
             pending_range = False
+        elif tok in ("(", ")"):
+            continue  # "2(c)", "1(b–d)": the letters in brackets after the number
         else:
             break  # a word ("left", "insets") or other text: no more letters
     return letters, last
@@ -165,9 +171,10 @@ def tail_letters(tail: str, last: Optional[str]) -> tuple[list[str], Optional[st
     out: list[str] = []
     pos = 0
     m = _TAIL_FIRST.match(tail)
-    if m and (m.end() == len(tail) or not tail[m.end()].isalnum()):
-        out.append(m.group(1).lower())
-        last, pos = m.group(1), m.end()
+    if m and (m.end() == len(tail) or not tail[m.end()].isalnum()) and (
+            not m.group(1) or _TAIL_CLOSED.match(tail, m.end())):  # "</xref>(c, d)" but not "(a new …"
+        out.append(m.group(2).lower())
+        last, pos = m.group(2), m.end()
     elif last is None:
         return [], None
     while True:
@@ -247,8 +254,8 @@ def gold_refs(path: Path) -> tuple[list[GoldRef], int]:
             more, _ = tail_letters(tail, last)
             if len(rids) == 1:
                 letters[rids[0]] += more
-                # a range over two xrefs of one figure: "6A</xref>–<xref>C"
-                if k + 1 < len(xrefs) and re.fullmatch(r"\s*[–—−-]\s*", tail) and last is not None:
+                # a range over two xrefs of one figure: "6A</xref>–<xref>C", "3b</xref> to <xref>3i"
+                if k + 1 < len(xrefs) and re.fullmatch(r"\s*(?:[–—−‐‑-]|to)\s*", tail) and last is not None:
                     nx = xrefs[k + 1]
                     if (nx[2].get("rid") or "").split() == rids:
                         nl, _ = xref_letters(text[nx[0]:nx[1]], rids, numbers)

@@ -13,7 +13,7 @@ from lxml import etree
 from figlink.ingest.jats_xml import MATHML, element_text
 from figlink.model import Figure, InlineRef
 from figlink.text import grammar as g
-from figlink.text.mentions import figure_key, find_mentions, parse_mention
+from figlink.text.mentions import Mention, figure_key, find_mentions, parse_mention
 from figlink.text.sentences import SentenceFinder
 
 _WS = re.compile(r"\s+")
@@ -29,8 +29,9 @@ _NOT_CONTEXT = frozenset({"fig", "fig-group", "ref-list", "journal-meta", "contr
 _NOT_PROSE = frozenset({"table", "thead", "tbody", "tfoot"})
 # Between two xrefs of one citation: "Figs <xref>2</xref>, <xref>3</xref>", "<xref>1</xref>–<xref>4</xref>".
 _JOINER = re.compile(rf"^[\s,;&{g.DASH_CHARS}]*(?:and|or|to)?[\s,;&{g.DASH_CHARS}]*$")
-# Panel letters after an xref: "Fig 2</xref>A", "<xref>Fig 2A</xref>, B".
-_ATTACHED_LETTERS = re.compile(rf"{g.PANEL_LETTER}(?:{g.MORE_LETTERS})?")
+# Panel letters after an xref: "Fig 2</xref>A", "Figure 4</xref>A2,B1", "Figure 1</xref>, C and E)",
+# "<xref>Fig 2A</xref>, B".
+_ATTACHED_LETTERS = re.compile(rf"{g.SUB_PANEL_LETTERS}|{g.PANEL_LETTER}(?:{g.MORE_LETTERS})?|{g.COMMA_LETTERS}")
 TRAILING_LETTERS = re.compile(g.MORE_LETTERS)
 _NON_WORD = re.compile(r"\W*")
 
@@ -324,6 +325,23 @@ def _resolve_group(text: str, group: list[_Xref], key_to_id: dict[str, str], id_
     return (start, end), {fid: list(dict.fromkeys(p)) for fid, p in result.items()}
 
 
+def _clear_of_xrefs(text: str, plain: list[Mention], xrefs: list[_Xref]) -> list[Mention]:
+    """The plain-text mentions that no xref overlaps; one that runs on before or past its xrefs
+    ("Figure 5G–K and <xref>Figure 6</xref>E–H", "<xref>Figure 2</xref> and Figure 3B") is read again
+    in the text before and after them."""
+    out: list[Mention] = []
+    for m in plain:
+        over = [x for x in xrefs if m.start < x.end and x.start < m.end]
+        if not over:
+            out.append(m)
+            continue
+        for a, b in ((m.start, min(x.start for x in over)), (max(x.end for x in over), m.end)):
+            if a < b:
+                again = [Mention(a + r.start, a + r.end, r.text, r.citations) for r in find_mentions(text[a:b])]
+                out.extend(_clear_of_xrefs(text, again, xrefs))
+    return out
+
+
 def _starts_with_keyword(text: str) -> bool:
     """Whether an xref's text opens with its figure keyword ("Fig. 2", "(Supplementary Figure S1")."""
     lead = _NON_WORD.match(text)  # matches every string (it may be empty)
@@ -401,7 +419,7 @@ def add_inline_refs(root: etree._Element, figures: list[Figure], warnings: list[
             continue
         plain = find_mentions(text) if _may_hold_plain_mentions(text, xrefs) else []
         if xrefs:
-            plain = [m for m in plain if not any(m.start < x.end and x.start < m.end for x in xrefs)]
+            plain = _clear_of_xrefs(text, plain, xrefs)
         plain = [m for m in plain if any(c.key in key_to_id for c in m.citations)]
         if not xrefs and not plain:
             continue

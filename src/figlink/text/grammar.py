@@ -178,21 +178,34 @@ KEYWORD_FORMS: tuple[str, ...] = ("Fig", "fig", "FIG", "Image", "image", "IMAGE"
 QUALIFIER_BEFORE = re.compile(rf"{QUALIFIER}$", re.I | re.X)
 # A whole keyword that ends a text (before a JATS xref that holds only the number).
 KEYWORD_BEFORE = re.compile(rf"{KEYWORD.pattern}\s*$", re.I | re.X)
-# A figure number: "3", "S3", "A1"; not "3.5".
-FIGURE_NUMBER = re.compile(r"(?P<pre>[SA]?)(?P<n>\d{1,3})(?![\d])(?!\.\d)")
+# A figure number: "3", "S3", "A1", "EV4" (EMBO Expanded View); not "3.5".
+FIGURE_NUMBER = re.compile(r"(?P<pre>EV|[SA]|)(?P<n>\d{1,3})(?![\d])(?!\.\d)")
 # "—figure supplement 2" after a figure number (eLife).
 SUPPLEMENT = re.compile(rf"\s*{DASH}?\s*figure\s+supplements?\s*", re.I)
 # Between figure numbers of one mention: "Figs 2 and 3", "Figures 1–3", "Figs. 2, Fig. 4".
-ITEM_SEPARATOR = re.compile(rf"\s*(?P<sep>{DASH}|,|;|&|and\b|or\b|to\b)\s*(?:(?:figs?\.?|figures?)\s*)?", re.I)
-# Panel letters after a figure number: glued ("1A", "1(a)", "1a–c"), or spaced and capital ("1 A").
-LETTER_ATTACHED = re.compile(rf"\(?([A-Za-z])\)?(?![A-Za-z0-9])|([A-Za-z])(?=[{DASH_CHARS},&])")
+ITEM_SEPARATOR = re.compile(rf"\s*(?P<sep>{DASH}|,|;|&|and\b|or\b|to\b)\s*(?:fig(?:ure)?s?\.?\s*)?", re.I)
+# A sub-panel number glued to a letter ("5A2", "6B1,B2": panel a, b), where a list or the sentence goes on
+# after it ("Figure 1A and B6 mice" names no sub-panel).
+_SUB_DIGIT = rf"\d(?=\s*(?:[,;)\]{DASH_CHARS}]|\.(?!\d)|(?:and|or)\b|$))"
+SUB_PANEL = rf"(?:{_SUB_DIGIT})?"
+# Panel letters after a figure number: glued ("1A", "1(a)", "1a–c", "5A2"), or spaced and capital ("1 A").
+LETTER_ATTACHED = re.compile(rf"\(?([A-Za-z])\)?(?![A-Za-z0-9])"
+                             rf"|([A-Za-z])(?:(?=[{DASH_CHARS},&])|{SUB_PANEL}(?![A-Za-z0-9]))")
 LETTER_SPACED = re.compile(r"[ \u00a0]\(?([A-Z])\)?(?![A-Za-z0-9])|[ \u00a0]\(([a-z])\)")
 # More letters: ", B", "–C", " and D", " to F" (the separator in group "sep", the letter in group "l").
-_LETTER_SEPARATORS = rf"{DASH}|,|&|and\b|to\b"
-NEXT_LETTER = re.compile(rf"\s*(?P<sep>{_LETTER_SEPARATORS})\s*\(?(?P<l>[A-Za-z])\)?(?![A-Za-z0-9])")
+_LETTER_SEPARATORS = rf"{DASH}|,?\s*(?:&|and\b)|,|to\b"  # ", and" too: "3b, c, and d"
+NEXT_LETTER = re.compile(rf"\s*(?P<sep>{_LETTER_SEPARATORS})\s*\(?(?P<l>[A-Za-z]){SUB_PANEL}\)?(?![A-Za-z0-9])")
 # The same, as a regex source without groups: one letter, and a list of them ("A", "A, B", "a–c").
 PANEL_LETTER = r"\(?[A-Za-z]\)?(?![A-Za-z0-9])"
 MORE_LETTERS = rf"(?:\s*(?:{_LETTER_SEPARATORS})\s*{PANEL_LETTER})+"
+# Letters after a comma that close the reference ("Figure 1, C and E)", "Fig. 5, b)"; not "Figure 1,
+# C-reactive protein"): the list as a regex source, and its first letter in group 1.
+_CLOSED_AFTER_COMMA = rf"(?=,[ \u00a0]*{PANEL_LETTER}(?:{MORE_LETTERS})?\s*(?:[)\];]|$))"
+COMMA_LETTERS = rf"{_CLOSED_AFTER_COMMA},[ \u00a0]*{PANEL_LETTER}(?:{MORE_LETTERS})?"
+LETTER_AFTER_COMMA = re.compile(rf"{_CLOSED_AFTER_COMMA},[ \u00a0]*\(?([A-Za-z])\)?")
+# A list that opens with a sub-panel ("A2,B1", "C1,C2,D1,D2"): its letters may carry sub-panels too.
+SUB_PANEL_LETTERS = (rf"[A-Za-z]{_SUB_DIGIT}(?![A-Za-z0-9])"
+                     rf"(?:\s*(?:{_LETTER_SEPARATORS})\s*[A-Za-z]{SUB_PANEL}(?![A-Za-z0-9]))*")
 # A line that opens with a figure label: a keyword and a number ("Figure 3.", "Supp. Fig. S2", "Appendix
 # 1—figure 2", "Author response image 1").
 CAPTION_OPENER = re.compile(rf"\s*{KEYWORD.pattern}\s*[SA]?\d", re.I | re.X)
@@ -265,8 +278,9 @@ __all__ = [
     "LABEL_PANEL_PAREN", "LABEL_HALF", "LABEL_PUNCT", "LABEL_BARE", "LABEL_PANEL_WORD", "LABEL_PANEL_WORD_PLAIN",
     "label_core", "LONE_LABEL", "PAREN_GLYPH", "LabelForm", "LabelRole",
     "QUALIFIER", "FIGURE_WORD", "KEYWORD", "KEYWORD_INITIALS", "KEYWORD_FORMS", "QUALIFIER_BEFORE", "KEYWORD_BEFORE",
-    "FIGURE_NUMBER", "SUPPLEMENT", "ITEM_SEPARATOR", "LETTER_ATTACHED", "LETTER_SPACED", "NEXT_LETTER",
-    "PANEL_LETTER", "MORE_LETTERS", "CAPTION_OPENER", "OTHER_OPENER", "LABEL_END", "qualifier_prefix", "make_key",
+    "FIGURE_NUMBER", "SUPPLEMENT", "ITEM_SEPARATOR", "SUB_PANEL", "LETTER_ATTACHED", "LETTER_SPACED", "NEXT_LETTER",
+    "PANEL_LETTER", "MORE_LETTERS", "COMMA_LETTERS", "LETTER_AFTER_COMMA", "SUB_PANEL_LETTERS", "CAPTION_OPENER", "OTHER_OPENER", "LABEL_END",
+    "qualifier_prefix", "make_key",
     "REPORTING_VERBS", "FRAME_PARTICIPLES", "FRAME_PREPOSITIONS", "DROPPED_REFERENCE_AFTER",
     "POINTER_WORDS",
 ]

@@ -44,23 +44,25 @@ class Mention:
 
 
 def _read_panels(text: str, i: int) -> tuple[list[str], int]:
-    """Panel letters right after a figure number: "1A", "1(a)", "1a–c", "1A,B", "1 A", "1A and C"."""
-    m = g.LETTER_ATTACHED.match(text, i)
-    if m is None:
-        m = g.LETTER_SPACED.match(text, i)
+    """Panel letters right after a figure number: "1A", "1(a)", "1a–c", "1A,B", "1 A", "1A and C", "1, C)"."""
+    m = g.LETTER_ATTACHED.match(text, i) or g.LETTER_SPACED.match(text, i)
+    after_comma = m is None
+    if after_comma:
+        m = g.LETTER_AFTER_COMMA.match(text, i)
     if m is None:
         return [], i
     first = m.group(1) or m.group(2)
     letters = [first.lower()]
     i = m.end()
     upper = first.isupper()
+    sub = m.group(0).rstrip(")")[-1:].isdigit()  # "6A1": sub-panels, so "6A1,A2" goes on
     while True:
         s = g.NEXT_LETTER.match(text, i)
         if s is None:
             break
         letter = s.group("l")
-        if letter.isupper() != upper:
-            break
+        if letter.isupper() != upper or (not sub and s.group(0).rstrip(")")[-1:].isdigit()):
+            break  # "Figs 2B and S1": a figure number, not a sub-panel
         # "Figure 1A and B6 mice" is stopped by the look-ahead; "Fig. 2a and a new…" by case; a
         # following figure number ("1A, 2") is not a letter at all.
         if g.is_range(s.group("sep")):
@@ -69,6 +71,8 @@ def _read_panels(text: str, i: int) -> tuple[list[str], int]:
         else:
             letters.append(letter.lower())
         i = s.end()
+    if after_comma and letters != sorted(set(letters)):
+        return [], i  # "Figure 2, G,B" names parts of the figure, not panels in order
     seen: dict[str, None] = {}
     for letter in letters:
         seen.setdefault(letter, None)
@@ -80,6 +84,7 @@ def _read_items(text: str, i: int, prefix: str) -> tuple[list[FigureCitation], i
     cites: list[FigureCitation] = []
     end = i
     pending_range: int | None = None
+    panel_range: tuple[str, str] | None = None  # (figure key, its last panel) before a range dash
     while True:
         m = g.FIGURE_NUMBER.match(text, i)
         if m is None:
@@ -120,6 +125,10 @@ def _read_items(text: str, i: int, prefix: str) -> tuple[list[FigureCitation], i
                 i = nxt.end()
                 continue
         panels, i = _read_panels(text, i)
+        if panel_range is not None and panel_range[0] == key and panels:
+            # "Figs. 5A–5C": a range of panels that repeats the figure number
+            panels = g.expand_letters(panel_range[1], panels[0])[1:-1] + panels
+        panel_range = None
         if pending_range is not None and pending_range < number <= pending_range + g.MAX_RANGE:
             cites.extend(FigureCitation(g.make_key(prefix, m.group("pre"), str(x)))
                          for x in range(pending_range + 1, number))
@@ -132,6 +141,8 @@ def _read_items(text: str, i: int, prefix: str) -> tuple[list[FigureCitation], i
         sep = nxt.group("sep")
         if g.is_range(sep) and not panels:
             pending_range = number
+        elif g.is_range(sep):
+            panel_range = (key, panels[-1])
         i = nxt.end()
     return cites, end
 
