@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from figlink.learn.cache import FeatureCache
 from figlink.learn.captioner import (FEATURES, FigureInput, agreement, build_candidates, fit_captioner,
-                                     mention_candidates, mention_sentences, retrieve)
+                                     mention_candidates, retrieve)
 from figlink.learn.captioner_eval import first_mention_baseline, nearest_caption_baseline, reference
 from figlink.learn.captioner_recipe import (DEFAULT_CAPTIONER, load_captioner, prepare, save_captioner,
                                             train_on)
@@ -84,7 +84,7 @@ def test_retrieval_excludes_and_candidates_carry_mentions():
     assert [t for t, _ in retrieve(img, pool, ["self", "other"], 2)[0]] == ["self", "other"]
     assert [t for t, _ in retrieve(img, pool, ["self", "other"], 2, np.array([[True, False]]))[0]] == ["other"]
     fig = FigureInput("ATP", ("The cell makes ATP. It uses 2 steps.", "Another text."))
-    assert [s for _, _, s in mention_sentences(fig.mentions)] == [
+    assert [s for _, _, s, stripped, _ in mention_candidates(fig.mentions) if not stripped] == [
         "the cell makes atp.", "it uses [NUM] steps.", "another text."]
     none = build_candidates(fig, [("cells make atp.", 0.9)], "none")
     both = build_candidates(fig, [("cells make atp.", 0.9)], "mentions")

@@ -37,8 +37,10 @@ def sample(feature_cache):
 
 
 def test_bm25_forms_give_bm25_by_hand():
+    from figlink.learn.lexical import term_counts
+
     docs = ["cat sat", "dog dog sat", "bird flew", "fish swam", "cow ate"]
-    q, d = pv.bm25_forms(["dog"], docs, pv._Hasher(1 << 20))
+    q, d = pv.bm25_forms(term_counts(["dog"]), term_counts(docs), pv._Hasher(1 << 20))
     got = (q @ d.T).toarray()[0]
     # idf(dog) = ln((5 - 1 + .5) / (1 + .5)) = ln 3; doc 2: tf 2, length 3, mean length 2.2;
     # saturated tf = 2 · 2.2 / (2 + 1.2 · (.25 + .75 · 3 / 2.2)) = 1.24742; the query form divides by ln 3

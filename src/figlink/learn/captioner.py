@@ -90,11 +90,6 @@ def agreement(hyp: Sequence[str], ref: Sequence[str]) -> float:
     return float(np.mean(scores))
 
 
-def mention_sentences(mentions: Sequence[str]) -> list[tuple[int, int, str]]:
-    """(mention index, sentence index, normalized sentence) of the first citing texts."""
-    return [(mi, si, text) for mi, si, text, stripped, _ in mention_candidates(mentions) if not stripped]
-
-
 def mention_candidates(mentions: Sequence[str]) -> list[tuple[int, int, str, bool, bool]]:
     """(mention index, sentence index, normalized text, stripped, cites) of the first citing texts: each
     sentence as written (``stripped`` False), then each of its clauses that cites a figure without the

@@ -42,7 +42,7 @@ from typing import Sequence
 import numpy as np
 from scipy import sparse
 
-from figlink.learn.char_grams import grams
+from figlink.learn.char_grams import CharIndex
 from figlink.learn.hubness import Hubness, balance, bank_rows
 from figlink.learn.lexical import LexicalWeights, term_counts
 
@@ -81,23 +81,30 @@ class _Hasher:
         return sparse.csr_matrix((np.asarray(vals, np.float32), np.asarray(cols, np.int32),
                                   np.asarray(indptr, np.int64)), shape=(len(weighted), self.dims))
 
+    def projection(self, tokens: Sequence[str], keep: np.ndarray) -> sparse.csr_matrix:
+        """(len(tokens) × dims): row j carries token j to its coordinate with its sign (zero where not ``keep``)."""
+        cols, signs = zip(*map(self, tokens)) if len(tokens) else ((), ())
+        return sparse.csr_matrix((np.where(keep, np.asarray(signs, np.float32), 0.0).astype(np.float32),
+                                  (np.arange(len(tokens)), np.asarray(cols, np.int64))),
+                                 shape=(len(tokens), self.dims))
 
-def bm25_forms(queries: Sequence[str], docs: Sequence[str], hasher: _Hasher) -> tuple[sparse.csr_matrix,
-                                                                                        sparse.csr_matrix]:
-    """(query forms, document forms), hashed: ``q @ d.T`` is BM25 of each query against the docs, divided by
-    the idf mass of the query's words (a scale per query; :func:`scaled_by_best` replaces it)."""
-    doc_tf = term_counts(docs)
+
+def bm25_forms(queries: Sequence[Counter[str]], docs: Sequence[Counter[str]], hasher: _Hasher,
+               ) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
+    """(query forms, document forms) of texts given as their terms (:func:`figlink.learn.lexical.term_counts`),
+    hashed: ``q @ d.T`` is BM25 of each query against the docs, divided by the idf mass of the query's words
+    (a scale per query; :func:`scaled_by_best` replaces it)."""
     n = len(docs)
     df: Counter[str] = Counter()
-    for c in doc_tf:
+    for c in docs:
         df.update(c.keys())
     idf = {t: max(1e-6, math.log((n - k + 0.5) / (k + 0.5))) for t, k in df.items()}
-    lengths = [sum(c.values()) for c in doc_tf]
+    lengths = [sum(c.values()) for c in docs]
     avg = max(1e-9, sum(lengths) / max(1, n))
-    query_words = [[t for t in c if not t.isdigit() or len(t) > 1] for c in term_counts(queries)]  # as a query
+    query_words = [[t for t in c if not t.isdigit() or len(t) > 1] for c in queries]  # as a query
     asked = {t for q in query_words for t in q}
     doc_rows = [{t: idf[t] * c * (K1 + 1) / (c + K1 * (1 - B + B * length / avg)) for t, c in tf.items() if t in asked}
-                for tf, length in zip(doc_tf, lengths)]
+                for tf, length in zip(docs, lengths)]
     query_rows = []
     for q in query_words:
         known = [t for t in q if t in idf]
@@ -108,17 +115,13 @@ def bm25_forms(queries: Sequence[str], docs: Sequence[str], hasher: _Hasher) -> 
 
 def char_forms(first: Sequence[str], second: Sequence[str], hasher: _Hasher) -> tuple[sparse.csr_matrix,
                                                                                       sparse.csr_matrix]:
-    """The character n-gram TF-IDF vectors of two sides' texts (idf over both), hashed, unit rows."""
-    counts = [Counter(grams(t)) for t in (*first, *second)]
-    n = len(counts)
-    df: Counter[str] = Counter()
-    for c in counts:
-        df.update(c.keys())
-    idf = {g: 1.0 + math.log((1 + n) / (1 + k)) for g, k in df.items()}
-    weighted = [{g: (1.0 + math.log(k)) * idf[g] for g, k in c.items()} for c in counts]
-    norms = [math.sqrt(sum(w * w for w in row.values())) or 1.0 for row in weighted]
-    both = {g for c in counts[:len(first)] for g in c} & {g for c in counts[len(first):] for g in c}
-    rows = hasher.rows([{g: w / norm for g, w in row.items() if g in both} for row, norm in zip(weighted, norms)])
+    """The character n-gram TF-IDF vectors of two sides' texts (:class:`~figlink.learn.char_grams.CharIndex`
+    over both, unit rows), hashed, with only the grams both sides hold."""
+    index = CharIndex([*first, *second])
+    vocab = len(index.vocabulary)
+    held = [np.bincount(part.indices, minlength=vocab) > 0
+            for part in (index.counts[:len(first)], index.counts[len(first):])]
+    rows = sparse.csr_matrix(index.docs @ hasher.projection(index.grams_in_order(), held[0] & held[1]))
     return rows[:len(first)], rows[len(first):]
 
 
@@ -149,8 +152,9 @@ def lexical_blocks(ocr_texts: Sequence[str], texts: Sequence[str], weights: Lexi
     blocks = []
     if weights.words:
         w, hasher = np.float32(weights.words / 2), _Hasher(WORD_DIMS)
-        q_img, d_txt = bm25_forms(ocr_texts, texts, hasher)  # image → text
-        q_txt, d_img = bm25_forms(texts, ocr_texts, hasher)  # text → image
+        ocr_terms, text_terms = term_counts(ocr_texts), term_counts(texts)
+        q_img, d_txt = bm25_forms(ocr_terms, text_terms, hasher)  # image → text
+        q_txt, d_img = bm25_forms(text_terms, ocr_terms, hasher)  # text → image
         blocks.append((scaled_by_best(q_img, d_txt) * w, d_txt))
         blocks.append((d_img, scaled_by_best(q_txt, d_img) * w))
     if weights.chars:
@@ -179,10 +183,10 @@ def pool_vectors(image: np.ndarray, text: np.ndarray, ocr_texts: Sequence[str], 
     txt = sparse.hstack([sparse.csr_matrix(np.asarray(text, np.float32)), *[b[1] for b in blocks]], format="csr")
     h_img, h_txt = np.zeros(n), np.zeros(n)
     if hub.on:
-        bank_t, bank_i = bank_rows(n), bank_rows(n)
-        t_bank, i_bank = txt[bank_t], img[bank_i]
-        h_img = balance(lambda a, b: (t_bank @ img[a:b].T).toarray(), len(bank_t), n, hub).normalizers
-        h_txt = balance(lambda a, b: (i_bank @ txt[a:b].T).toarray(), len(bank_i), n, hub).normalizers
+        bank = bank_rows(n)  # the same figures' texts score the images and their images the texts
+        t_bank, i_bank = txt[bank], img[bank]
+        h_img = balance(lambda a, b: (t_bank @ img[a:b].T).toarray(), len(bank), n, hub).normalizers
+        h_txt = balance(lambda a, b: (i_bank @ txt[a:b].T).toarray(), len(bank), n, hub).normalizers
     k = math.sqrt(max(float(np.abs(np.concatenate([h_img, h_txt])).max(initial=0.0)), 1e-6))
     d = img.shape[1] + 4  # two hubness coordinates, then the image's and the text's padding
     out_img, out_txt = np.zeros((n, d), np.float32), np.zeros((n, d), np.float32)
